@@ -1,0 +1,166 @@
+/** `npx builder …`: fetch feeds, import files, compile and publish releases, inspect them. */
+import { Command, InvalidArgumentError } from 'commander';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
+import { nowEpoch } from '../shared/time.js';
+import { SOURCES, getSource } from './sources/index.js';
+import { openState, statePath } from './state.js';
+import { describeFile, importObservationFile, importSnapshot, type ImportSummary } from './importer.js';
+import { startProgress } from './progress.js';
+import { publishRelease, pruneReleases } from './release/release-command.js';
+import { inspectRelease, listReleases } from './release/catalog.js';
+import { fetchCommand } from './fetch-command.js';
+
+function intArg(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number');
+  return n;
+}
+
+function settingsFrom(options: Record<string, unknown>): Settings {
+  const overrides: Partial<Record<SettingName, unknown>> = {};
+  if (options.stateDir) overrides.STATE_DIR = options.stateDir;
+  if (options.releasesDir) overrides.RELEASES_DIR = options.releasesDir;
+  return loadSettings(process.env, overrides);
+}
+
+export function printSummary(s: ImportSummary, out: (line: string) => void = console.log): void {
+  const extra = s.removed !== undefined ? `, no longer listed ${s.removed}` : '';
+  out(
+    `${s.source}: read ${s.read}, rejected ${s.rejectedCount}, written ${s.written}${extra} (${s.seconds.toFixed(1)} s)`,
+  );
+  if (s.counts) {
+    const c = s.counts;
+    out(
+      `  new ${c.created}, confirmed ${c.confirmed}, changed ${c.changed}, transient failures ${c.transient}, already applied ${c.skipped}`,
+    );
+  }
+  for (const r of s.rejected.slice(0, 10)) out(`  rejected ${r.file}:${r.line}: ${r.reason}`);
+  if (s.rejectedCount > 10) out(`  … and ${s.rejectedCount - 10} more rejected rows`);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('builder')
+    .description(
+      'Builds the lookup service data: fetches feeds, imports files, publishes immutable releases.',
+    )
+    .option('--state-dir <dir>', 'builder state directory (env STATE_DIR, default ./state)')
+    .option('--releases-dir <dir>', 'releases directory (env RELEASES_DIR, default ./releases)')
+    .showHelpAfterError();
+
+  program
+    .command('fetch')
+    .description(
+      'Download feeds from their publishers and import them; a feed that fails keeps its previous snapshot.',
+    )
+    .argument(
+      '[source...]',
+      `sources to fetch (default: all with a URL): ${SOURCES.filter((s) => s.urls.length > 0)
+        .map((s) => s.name)
+        .join(', ')}`,
+    )
+    .option('--timeout <ms>', 'timeout of one download attempt (env FETCH_TIMEOUT_MS)', intArg)
+    .option('--retries <n>', 'retries per download (env FETCH_RETRIES)', intArg)
+    .option(
+      '--max-shrink <fraction>',
+      'refuse a snapshot this much smaller than the previous one (env FETCH_MAX_SHRINK)',
+      parseFloat,
+    )
+    .action(
+      async (sources: string[], options: { timeout?: number; retries?: number; maxShrink?: number }) => {
+        const settings = settingsFrom(program.opts());
+        const ok = await fetchCommand(settings, sources, options);
+        if (!ok) process.exitCode = 1;
+      },
+    );
+
+  program
+    .command('import')
+    .description('Import local files (plain or .gz) with the same parsers as fetch.')
+    .argument(
+      '<kind>',
+      `source name or "observations": ${[...SOURCES.map((s) => s.name), 'observations'].join(', ')}`,
+    )
+    .argument(
+      '<files...>',
+      'files of one snapshot (e.g. ips-v4.txt ips-v6.txt), or observation NDJSON files in time order',
+    )
+    .action(async (kind: string, files: string[]) => {
+      const settings = settingsFrom(program.opts());
+      for (const f of files) if (!fs.existsSync(f)) throw new Error(`${f}: no such file`);
+      const db = openState(settings.STATE_DIR);
+      try {
+        if (kind === 'observations') {
+          for (const file of files) {
+            const progress = startProgress(`import ${path.basename(file)}`, null);
+            const summary = await importObservationFile(db, file, progress);
+            progress.stop();
+            printSummary({ ...summary, source: `observations ${file}` });
+          }
+          return;
+        }
+        const source = getSource(kind);
+        if (!source)
+          throw new Error(
+            `unknown kind "${kind}"; known: ${[...SOURCES.map((s) => s.name), 'observations'].join(', ')}`,
+          );
+        const now = nowEpoch();
+        const summary = importSnapshot(
+          db,
+          source,
+          files.map((f) => describeFile(f, now)),
+          { origin: 'import', now },
+        );
+        printSummary(summary);
+      } finally {
+        db.close();
+      }
+    });
+
+  program
+    .command('release')
+    .description(
+      'Compile the current state into a new release file and publish it (atomically swaps releases/CURRENT).',
+    )
+    .option('--demo', 'label the release as demo data in its coverage block')
+    .action((options: { demo?: boolean }) => {
+      const settings = settingsFrom(program.opts());
+      if (!fs.existsSync(statePath(settings.STATE_DIR))) {
+        throw new Error(
+          `no builder state in ${settings.STATE_DIR}: run "npx builder fetch" or "npx builder import" first`,
+        );
+      }
+      publishRelease(settings, { dataset: options.demo ? 'demo' : 'production' });
+    });
+
+  program
+    .command('list')
+    .description('List the release files, marking the one CURRENT points to.')
+    .action(() => listReleases(settingsFrom(program.opts()).RELEASES_DIR));
+
+  program
+    .command('inspect')
+    .description('Show a release: meta, coverage, row counts and sources (default: the current one).')
+    .argument('[release]', 'release id (YYYYMMDDTHHMMSSZ) or file path')
+    .action((release?: string) => inspectRelease(settingsFrom(program.opts()).RELEASES_DIR, release));
+
+  program
+    .command('prune')
+    .description('Delete old release files, keeping the newest N and always the current one.')
+    .requiredOption('--keep <n>', 'how many releases to keep', intArg)
+    .action((options: { keep: number }) => {
+      pruneReleases(settingsFrom(program.opts()).RELEASES_DIR, options.keep);
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    console.error(`builder: ${(error as Error).message}`);
+    process.exitCode = process.exitCode || 2;
+  }
+}

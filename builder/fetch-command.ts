@@ -1,0 +1,78 @@
+/** `builder fetch`: download feeds, then import every snapshot that changed into the state. */
+import type { Settings } from '../shared/config.js';
+import { fetchSources, snapshotFilePaths, type FetchResult } from './fetch.js';
+import { SOURCES, getSource } from './sources/index.js';
+import { openState } from './state.js';
+import { importSnapshot } from './importer.js';
+import { printSummary } from './cli.js';
+import type { SourceDefinition } from './sources/types.js';
+import { parseIsoToEpoch } from '../shared/time.js';
+
+/** `https://host/path` as `<mirror>/host/path`. */
+export function mirrorUrl(mirror: string, url: string): string {
+  const u = new URL(url);
+  return `${mirror.replace(/\/+$/, '')}/${u.host}${u.pathname}${u.search}`;
+}
+
+export async function fetchCommand(
+  settings: Settings,
+  names: string[],
+  options: { timeout?: number; retries?: number; maxShrink?: number },
+): Promise<boolean> {
+  const sources: SourceDefinition[] = [];
+  for (const name of names.length > 0 ? names : SOURCES.filter((s) => s.urls.length > 0).map((s) => s.name)) {
+    const source = getSource(name);
+    if (!source) throw new Error(`unknown source "${name}"; known: ${SOURCES.map((s) => s.name).join(', ')}`);
+    if (source.urls.length === 0)
+      throw new Error(`${name} has no publisher URL; load it with "npx builder import ${name} <file>"`);
+    sources.push(source);
+  }
+  const urls: Record<string, string[]> = {};
+  if (settings.FEED_MIRROR)
+    for (const s of sources) urls[s.name] = s.urls.map((u) => mirrorUrl(settings.FEED_MIRROR, u));
+  const results = await fetchSources(sources, {
+    stateDir: settings.STATE_DIR,
+    urls,
+    timeoutMs: options.timeout ?? settings.FETCH_TIMEOUT_MS,
+    retries: options.retries ?? settings.FETCH_RETRIES,
+    maxShrink: options.maxShrink ?? settings.FETCH_MAX_SHRINK,
+    log: (line) => console.error(line),
+  });
+  const db = openState(settings.STATE_DIR);
+  let ok = true;
+  try {
+    const imported = db.prepare(`SELECT files FROM source_snapshot WHERE source = ?`).pluck();
+    for (const result of results) {
+      if (result.status === 'kept_previous') {
+        ok = false;
+        console.log(`${result.source}: KEPT PREVIOUS SNAPSHOT: ${result.reason ?? 'fetch failed'}`);
+      }
+      if (!result.snapshot) continue;
+      if (!needsImport(result, imported.get(result.source) as string | undefined)) {
+        if (result.status !== 'kept_previous') console.log(`${result.source}: not modified`);
+        continue;
+      }
+      const source = getSource(result.source)!;
+      const files = snapshotFilePaths(settings.STATE_DIR, result.snapshot).map((f) => ({
+        path: f.path,
+        sha256: f.sha256,
+        bytes: f.bytes,
+        url: f.url,
+        fetchedAt: parseIsoToEpoch(f.fetchedAt) ?? Math.floor(Date.now() / 1000),
+      }));
+      const now = parseIsoToEpoch(result.snapshot.fetchedAt) ?? Math.floor(Date.now() / 1000);
+      printSummary(importSnapshot(db, source, files, { origin: 'fetch', now }));
+    }
+  } finally {
+    db.close();
+  }
+  return ok;
+}
+
+/** A snapshot is imported when its files differ from what the state was last built from. */
+function needsImport(result: FetchResult, importedFiles: string | undefined): boolean {
+  if (!result.snapshot) return false;
+  if (!importedFiles) return true;
+  const stored = (JSON.parse(importedFiles) as Array<{ sha256: string }>).map((f) => f.sha256).join(',');
+  return stored !== result.snapshot.files.map((f) => f.sha256).join(',');
+}

@@ -1,0 +1,84 @@
+/** `builder release` and `builder prune`: lock, build, check, publish; delete old files. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Settings } from '../../shared/config.js';
+import { nowEpoch } from '../../shared/time.js';
+import { statePath } from '../state.js';
+import { buildRelease } from './build.js';
+import {
+  acquireLock,
+  checkReleaseFile,
+  cleanLeftovers,
+  currentReleaseFile,
+  listReleaseFiles,
+  nextReleaseId,
+  publishFile,
+  tempReleasePath,
+} from './publish.js';
+
+export function publishRelease(
+  settings: Settings,
+  options: { dataset: 'production' | 'demo'; log?: (line: string) => void },
+): { id: string; file: string; counts: Record<string, number> } {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const releasesDir = settings.RELEASES_DIR;
+  const release = acquireLock(releasesDir);
+  try {
+    const leftovers = cleanLeftovers(releasesDir);
+    if (leftovers.length > 0) log(`removed leftovers of an interrupted run: ${leftovers.join(', ')}`);
+    const started = performance.now();
+    const { id, builtAt } = nextReleaseId(releasesDir, nowEpoch());
+    const temp = tempReleasePath(releasesDir, id);
+    log(`building release ${id}`);
+    const { counts } = buildRelease(temp, {
+      stateFile: path.resolve(statePath(settings.STATE_DIR)),
+      releaseId: id,
+      builtAt,
+      asnMappingPreference: settings.ASN_MAPPING.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      dataset: options.dataset,
+      ownCategoryThreshold: settings.OWN_CATEGORY_THRESHOLD,
+      log,
+    });
+    checkReleaseFile(temp, id);
+    const file = publishFile(releasesDir, temp, id);
+    const seconds = (performance.now() - started) / 1000;
+    const size = fs.statSync(file).size;
+    log(
+      `published ${file} (${(size / 1048576).toFixed(1)} MiB) in ${seconds.toFixed(1)} s; CURRENT -> ${path.basename(file)}`,
+    );
+    log(
+      `rows: ${Object.entries(counts)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ')}`,
+    );
+    return { id, file, counts };
+  } finally {
+    release();
+  }
+}
+
+export function pruneReleases(
+  releasesDir: string,
+  keep: number,
+  log: (line: string) => void = console.log,
+): string[] {
+  const release = acquireLock(releasesDir);
+  try {
+    const current = currentReleaseFile(releasesDir);
+    const files = listReleaseFiles(releasesDir);
+    const keepSet = new Set(files.slice(Math.max(0, files.length - keep)));
+    if (current) keepSet.add(path.basename(current));
+    const removed: string[] = [];
+    for (const name of files) {
+      if (keepSet.has(name)) continue;
+      fs.rmSync(path.join(releasesDir, name));
+      removed.push(name);
+    }
+    log(removed.length > 0 ? `removed ${removed.join(', ')}` : 'nothing to remove');
+    return removed;
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The builder's mutable state (`<stateDir>/state.sqlite`): source snapshots, provider ranges with
+ * first_seen/last_seen, the IP-to-ASN mapping, AS metadata, the seed list and the DNS answer
+ * intervals. Releases are compiled from it; the server never reads it.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const STATE_SCHEMA_VERSION = 1;
+
+export type StateDb = Database.Database;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+-- One row per source: the snapshot its current rows came from.
+CREATE TABLE IF NOT EXISTS source_snapshot (
+  source TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  origin TEXT NOT NULL,            -- 'fetch' or 'import'
+  imported_at INTEGER NOT NULL,
+  published_at TEXT,
+  files TEXT NOT NULL,             -- JSON [{file, sha256, bytes, fetched_at}]
+  records INTEGER NOT NULL,
+  rejected INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS provider_range (
+  source TEXT NOT NULL,
+  prefix TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  category TEXT NOT NULL,
+  metadata TEXT NOT NULL,          -- canonical JSON (sorted keys)
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  active INTEGER NOT NULL,         -- 1 while the source's current snapshot lists it
+  PRIMARY KEY (source, prefix, provider, category, metadata)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS asn_range (
+  source TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  first TEXT NOT NULL,
+  last TEXT NOT NULL,
+  asn INTEGER NOT NULL,            -- 0 = not routed
+  country TEXT,
+  descr TEXT,
+  PRIMARY KEY (source, version, first)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS as_meta (
+  asn INTEGER NOT NULL,
+  field TEXT NOT NULL,             -- 'category' | 'network_role' | 'name'
+  source TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (asn, field, source)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS seed (
+  domain TEXT PRIMARY KEY,
+  rank INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+
+-- Latest state per (name, record type). vals/cnames are JSON arrays; vals sorted, canonical.
+CREATE TABLE IF NOT EXISTS dns_state (
+  name_id INTEGER NOT NULL,
+  rtype TEXT NOT NULL,
+  outcome TEXT NOT NULL,           -- outcome of the latest query
+  good_outcome TEXT,               -- outcome of the latest non-transient answer; null = never
+  vals TEXT NOT NULL,              -- addresses of the latest good answer
+  cnames TEXT NOT NULL,
+  last_observed INTEGER NOT NULL,
+  last_confirmed INTEGER,
+  last_positive INTEGER,
+  PRIMARY KEY (name_id, rtype)
+) WITHOUT ROWID;
+
+-- Open intervals: one per address of the current answer. Their last_confirmed is dns_state.last_positive.
+CREATE TABLE IF NOT EXISTS dns_current (
+  name_id INTEGER NOT NULL,
+  rtype TEXT NOT NULL,
+  value TEXT NOT NULL,
+  first_observed INTEGER NOT NULL,
+  PRIMARY KEY (name_id, rtype, value)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS dns_ended (
+  name_id INTEGER NOT NULL,
+  rtype TEXT NOT NULL,
+  value TEXT NOT NULL,
+  first_observed INTEGER NOT NULL,
+  last_confirmed INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dns_ended_by_name ON dns_ended (name_id, rtype);
+
+-- PTR results (filled by the collector).
+CREATE TABLE IF NOT EXISTS ptr (
+  ip TEXT PRIMARY KEY,
+  names TEXT NOT NULL,
+  status TEXT NOT NULL,
+  checked_at INTEGER NOT NULL,
+  last_confirmed INTEGER
+) WITHOUT ROWID;
+`;
+
+export function statePath(stateDir: string): string {
+  return path.join(stateDir, 'state.sqlite');
+}
+
+export function openState(stateDir: string): StateDb {
+  fs.mkdirSync(stateDir, { recursive: true });
+  const db = new Database(statePath(stateDir));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('cache_size = -262144'); // 256 MiB
+  db.pragma('temp_store = MEMORY');
+  db.exec(SCHEMA);
+  const row = db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).get() as
+    { value: string } | undefined;
+  if (!row) {
+    db.prepare(`INSERT INTO state_meta (key, value) VALUES ('schema_version', ?)`).run(
+      String(STATE_SCHEMA_VERSION),
+    );
+  } else if (Number(row.value) !== STATE_SCHEMA_VERSION) {
+    db.close();
+    throw new Error(
+      `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
+    );
+  }
+  return db;
+}
