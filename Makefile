@@ -7,7 +7,7 @@ DEMO_STATE := var/demo/state
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
-.PHONY: install build lint typecheck test demo demo-release bench bench-build clean
+.PHONY: install build lint typecheck test demo demo-release bench bench-build import-shared clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -32,11 +32,11 @@ test: install lint build
 # Builds the demo release from the bundled sample data (no network).
 demo-release: build
 	rm -rf $(DEMO_STATE)
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import iptoasn test/fixtures/feeds/iptoasn/ip2asn-v4.tsv test/fixtures/feeds/iptoasn/ip2asn-v6.tsv
 	./demo/import-feeds.sh $(DEMO_STATE) $(DEMO_RELEASES)
+	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import ip-location-db demo/data/asn/asn-ipv4.csv demo/data/asn/asn-ipv6.csv
 	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import tranco demo/data/seed.csv
 	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import observations demo/data/observations/round-*.ndjson
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) release --demo
+	ASN_MAPPING=ip-location-db ./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) release --demo
 
 demo: demo-release
 	./bin/builder.js --releases-dir $(DEMO_RELEASES) inspect | head -40
@@ -49,6 +49,10 @@ bench-build: build
 	node dist/test/bench/bench-build.js --shared ../shared/data --dir $(BENCH_DIR) --domains $${DOMAINS:-1000000} --rounds 3
 
 bench: bench-build
+
+# Every supported real file of ../shared/data through `builder import` (counts for PROVENANCE.md).
+import-shared: build
+	scripts/import-shared-data.sh
 
 clean:
 	rm -rf dist var .tap

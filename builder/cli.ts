@@ -162,5 +162,9 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     console.error(`builder: ${(error as Error).message}`);
     process.exitCode = process.exitCode || 2;
+  } finally {
+    // Benchmarks ask each step for its peak memory.
+    if (process.env.BUILDER_REPORT_RUSAGE)
+      console.error(`rusage: maxrss_kb=${process.resourceUsage().maxRSS}`);
   }
 }

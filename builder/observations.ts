@@ -132,7 +132,9 @@ export class ObservationApplier {
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS obs (
       seq INTEGER PRIMARY KEY, name TEXT NOT NULL, name_id INTEGER, rtype TEXT NOT NULL, t INTEGER NOT NULL,
       outcome TEXT NOT NULL, transient INTEGER NOT NULL, vals TEXT NOT NULL, cnames TEXT NOT NULL,
-      status INTEGER NOT NULL DEFAULT 0)`);
+      status INTEGER NOT NULL DEFAULT 0);
+      CREATE TEMP TABLE IF NOT EXISTS gone (name_id INTEGER, rtype TEXT, value TEXT, first_observed INTEGER,
+        last_confirmed INTEGER, ended_at INTEGER)`);
     this.insertObs = db.prepare(
       `INSERT INTO obs (name, rtype, t, outcome, transient, vals, cnames) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -162,14 +164,14 @@ export class ObservationApplier {
       `INSERT INTO dns_current (name_id, rtype, value, first_observed)
        SELECT o.name_id, o.rtype, j.value, o.t FROM obs o, json_each(o.vals) j WHERE o.status = ${STATUS_NEW}`,
       // A different answer: addresses that left the set end their interval ...
-      `INSERT INTO dns_ended (name_id, rtype, value, first_observed, last_confirmed, ended_at)
+      `DELETE FROM gone`,
+      `INSERT INTO gone (name_id, rtype, value, first_observed, last_confirmed, ended_at)
        SELECT c.name_id, c.rtype, c.value, c.first_observed, s.last_positive, o.t
        FROM obs o JOIN dns_state s ON s.name_id = o.name_id AND s.rtype = o.rtype
        JOIN dns_current c ON c.name_id = o.name_id AND c.rtype = o.rtype
        WHERE o.status = 0 AND c.value NOT IN (SELECT value FROM json_each(o.vals))`,
-      `DELETE FROM dns_current WHERE (name_id, rtype) IN (SELECT name_id, rtype FROM obs WHERE status = 0)
-         AND value NOT IN (SELECT j.value FROM obs o, json_each(o.vals) j
-                           WHERE o.status = 0 AND o.name_id = dns_current.name_id AND o.rtype = dns_current.rtype)`,
+      `INSERT INTO dns_ended (name_id, rtype, value, first_observed, last_confirmed, ended_at) SELECT * FROM gone`,
+      `DELETE FROM dns_current WHERE (name_id, rtype, value) IN (SELECT name_id, rtype, value FROM gone)`,
       // ... addresses that joined open one; addresses in both sets keep theirs.
       `INSERT OR IGNORE INTO dns_current (name_id, rtype, value, first_observed)
        SELECT o.name_id, o.rtype, j.value, o.t FROM obs o, json_each(o.vals) j WHERE o.status = 0`,

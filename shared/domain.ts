@@ -44,7 +44,7 @@ export function normalizeDomain(input: string): NormalizedDomain {
   if (name.endsWith('.')) name = name.slice(0, -1);
   // Non-ASCII labels: UTS #46 mapping and punycode, as browsers do. ASCII names skip it, so
   // that WHATWG's IPv4 shorthands (`0x7f.1`) are not rewritten into addresses.
-  if (/[^\x00-\x7f]/.test(name)) {
+  if (/[\u0080-\uffff]/.test(name)) {
     const ascii = domainToASCII(name);
     if (ascii === '') return fail(`${show(input)} is not a valid internationalized domain name`);
     name = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;

@@ -17,7 +17,7 @@ import { toIso } from '../../shared/time.js';
 import { getSource } from '../sources/index.js';
 import { buildSegments, type SegmentInput } from './segments.js';
 import { RangeTable } from './range-table.js';
-import { buildHostingRuns, type IntervalOnNetwork, type NetworkInfo } from './hosting-runs.js';
+import { buildHostingRuns, encodeRun, type IntervalOnNetwork, type NetworkInfo } from './hosting-runs.js';
 
 export interface BuildOptions {
   stateFile: string;
@@ -378,8 +378,8 @@ function writeDomains(db: Database.Database): void {
       SELECT m.domain_id, x.rtype, x.value, x.first_observed, x.last_confirmed, x.ended_at FROM (
         SELECT name_id, rtype, value, first_observed, last_confirmed, ended_at FROM st.dns_ended
         UNION ALL
-        SELECT c.name_id, c.rtype, c.value, c.first_observed, s.last_positive, NULL
-          FROM st.dns_current c JOIN st.dns_state s USING (name_id, rtype)
+        SELECT s.name_id, s.rtype, v.value, f.value, s.last_positive, NULL
+          FROM st.dns_state s, json_each(s.vals) v, json_each(s.firsts) f WHERE f.key = v.key
       ) x JOIN name_map m USING (name_id)
       ORDER BY m.domain_id, x.first_observed, x.rtype, x.value;
     CREATE TEMP TABLE span AS SELECT domain_id, min(id) AS lo, max(id) AS hi FROM dns_interval GROUP BY domain_id;
@@ -477,7 +477,7 @@ function writeHostingAndObserved(
   const flush = (domainId: number, intervals: IntervalOnNetwork[]) => {
     intervals.sort((a, b) => a.firstObserved - b.firstObserved);
     const { runs, truncated } = buildHostingRuns(intervals);
-    insertRuns.run(domainId, JSON.stringify(runs), truncated ? 1 : 0);
+    insertRuns.run(domainId, JSON.stringify(runs.map(encodeRun)), truncated ? 1 : 0);
   };
   const step = 200_000;
   let currentDomain = -1;

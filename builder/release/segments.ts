@@ -18,28 +18,34 @@ export interface Segment {
 }
 
 export function buildSegments(ranges: SegmentInput[]): Segment[] {
-  const points = new Set<bigint>();
+  // Boundaries sorted and deduplicated. (Map/Set keyed by bigint are very slow in V8: avoid them.)
+  const all: bigint[] = [];
+  for (const r of ranges) all.push(r.first, r.last + 1n);
+  all.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const bounds: bigint[] = [];
+  for (const b of all) if (bounds.length === 0 || bounds[bounds.length - 1] !== b) bounds.push(b);
+  const indexOf = (value: bigint): number => {
+    let lo = 0;
+    let hi = bounds.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (bounds[mid]! < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  // covering[i] = ranges holding the elementary interval bounds[i] .. bounds[i+1]-1
+  const covering: SegmentInput[][] = Array.from({ length: bounds.length }, () => []);
   for (const r of ranges) {
-    points.add(r.first);
-    points.add(r.last + 1n);
-  }
-  const bounds = [...points].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const indexOf = new Map<bigint, number>();
-  bounds.forEach((b, i) => indexOf.set(b, i));
-  // covering[i] = ids holding the elementary interval bounds[i] .. bounds[i+1]-1
-  const covering: number[][] = Array.from({ length: bounds.length }, () => []);
-  const byId = new Map<number, SegmentInput>();
-  for (const r of ranges) {
-    byId.set(r.id, r);
-    const from = indexOf.get(r.first)!;
-    const to = indexOf.get(r.last + 1n)!;
-    for (let i = from; i < to; i++) covering[i]!.push(r.id);
+    const to = indexOf(r.last + 1n);
+    for (let i = indexOf(r.first); i < to; i++) covering[i]!.push(r);
   }
   const segments: Segment[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
-    const ids = covering[i]!;
-    if (ids.length === 0) continue;
-    ids.sort((a, b) => byId.get(b)!.prefixLength - byId.get(a)!.prefixLength || a - b);
+    const holders = covering[i]!;
+    if (holders.length === 0) continue;
+    holders.sort((a, b) => b.prefixLength - a.prefixLength || a.id - b.id);
+    const ids = holders.map((h) => h.id);
     const prev = segments[segments.length - 1];
     if (prev && prev.last + 1n === bounds[i] && sameIds(prev.ids, ids)) {
       prev.last = bounds[i + 1]! - 1n;

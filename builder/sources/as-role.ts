@@ -16,6 +16,10 @@ export const source: SourceDefinition<'as_role'> = {
   kind: 'as_role',
   description: 'AS network roles (CSV asn,network_role), imported from a local file',
   urls: [],
-  attribution: { source: 'AS network roles', by: 'imported third-party AS metadata', license: 'see the imported file' },
+  attribution: {
+    source: 'AS network roles',
+    by: 'imported third-party AS metadata',
+    license: 'see the imported file',
+  },
   parse,
 };

@@ -28,7 +28,10 @@ function parse(text: string, _file: string): ParseResult<AsNameRecord> {
     const [asnText, nameText] = fields as [string, string, string];
     const asn = parseAsnText(asnText.trim());
     if (asn === null) {
-      collector.reject(lineNumber, `expected an AS number (1 to 4294967295) in column 1, got ${quote(asnText)}`);
+      collector.reject(
+        lineNumber,
+        `expected an AS number (1 to 4294967295) in column 1, got ${quote(asnText)}`,
+      );
       return;
     }
     const name = nameText.trim();

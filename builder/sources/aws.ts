@@ -40,8 +40,11 @@ function parse(text: string, file: string): ParseResult<ProviderRangeRecord> {
   const locate = new JsonLineLocator(text);
   const collector = new ProviderRangeCollector('AWS');
   for (const entry of data.prefixes) {
-    collector.add(checkPrefix(entry.ip_prefix, 'ip_prefix', 4), awsCategory(entry.service), metadataOf(entry), () =>
-      locate.lineOf(entry.ip_prefix),
+    collector.add(
+      checkPrefix(entry.ip_prefix, 'ip_prefix', 4),
+      awsCategory(entry.service),
+      metadataOf(entry),
+      () => locate.lineOf(entry.ip_prefix),
     );
   }
   for (const entry of data.ipv6_prefixes) {

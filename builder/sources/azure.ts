@@ -30,7 +30,9 @@ const ServiceTags = z.object({
 });
 
 export function azureCategory(tagName: string): RangeCategory {
-  return tagName === 'AzureFrontDoor' || tagName.startsWith('AzureFrontDoor.') || tagName.startsWith('AzureCDN')
+  return tagName === 'AzureFrontDoor' ||
+    tagName.startsWith('AzureFrontDoor.') ||
+    tagName.startsWith('AzureCDN')
     ? 'cdn'
     : 'cloud';
 }

@@ -19,7 +19,12 @@ function parse(text: string, file: string): ParseResult<ProviderRangeRecord> {
       metadataFor: () => METADATA,
     });
   }
-  return parseCidrLines(text, file, { provider: PROVIDER, category: 'crawler', metadata: METADATA, columns: 'single' });
+  return parseCidrLines(text, file, {
+    provider: PROVIDER,
+    category: 'crawler',
+    metadata: METADATA,
+    columns: 'single',
+  });
 }
 
 export const source: SourceDefinition<'provider_ranges'> = {

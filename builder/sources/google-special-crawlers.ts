@@ -7,7 +7,11 @@ export const source: SourceDefinition<'provider_ranges'> = {
   kind: 'provider_ranges',
   description: 'Google special-case crawler IP ranges',
   urls: ['https://developers.google.com/static/crawling/ipranges/special-crawlers.json'],
-  attribution: { source: 'Google special-case crawler IP ranges', by: 'Google', license: 'no license stated' },
+  attribution: {
+    source: 'Google special-case crawler IP ranges',
+    by: 'Google',
+    license: 'no license stated',
+  },
   parse: (text, file) =>
     parseGooglePrefixList(text, file, {
       formatName: 'Google crawler ranges (special-crawlers.json)',

@@ -7,7 +7,11 @@ export const source: SourceDefinition<'provider_ranges'> = {
   kind: 'provider_ranges',
   description: 'Google user-triggered fetcher IP ranges',
   urls: ['https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers.json'],
-  attribution: { source: 'Google user-triggered fetcher IP ranges', by: 'Google', license: 'no license stated' },
+  attribution: {
+    source: 'Google user-triggered fetcher IP ranges',
+    by: 'Google',
+    license: 'no license stated',
+  },
   parse: (text, file) =>
     parseGooglePrefixList(text, file, {
       formatName: 'Google crawler ranges (user-triggered-fetchers.json)',

@@ -17,7 +17,10 @@ function parse(text: string, _file: string): ParseResult<AsnRangeRecord> {
     read++;
     const columns = splitCsvLine(line);
     if (columns === null) {
-      rejected.push({ line: lineNumber, reason: `expected a CSV line with balanced quotes, got ${quote(line)}` });
+      rejected.push({
+        line: lineNumber,
+        reason: `expected a CSV line with balanced quotes, got ${quote(line)}`,
+      });
       return;
     }
     if (columns.length !== 4) {
@@ -38,7 +41,8 @@ function parse(text: string, _file: string): ParseResult<AsnRangeRecord> {
 export const source: SourceDefinition<'asn_mapping'> = {
   name: 'ip-location-db',
   kind: 'asn_mapping',
-  description: 'ip-location-db ASN tables (RouteViews, NRO delegations, DB-IP ASN Lite): range to AS number and organization',
+  description:
+    'ip-location-db ASN tables (RouteViews, NRO delegations, DB-IP ASN Lite): range to AS number and organization',
   urls: [
     'https://cdn.jsdelivr.net/npm/@ip-location-db/asn/asn-ipv4.csv',
     'https://cdn.jsdelivr.net/npm/@ip-location-db/asn/asn-ipv6.csv',

@@ -26,7 +26,10 @@ function parse(text: string, _file: string): ParseResult<SeedRecord> {
     }
     const rankText = line.slice(0, comma);
     if (!RANK_RE.test(rankText)) {
-      rejected.push({ line: lineNumber, reason: `expected a positive rank in column 1, got ${quote(rankText)}` });
+      rejected.push({
+        line: lineNumber,
+        reason: `expected a positive rank in column 1, got ${quote(rankText)}`,
+      });
       return;
     }
     const normalized = normalizeDomain(line.slice(comma + 1));

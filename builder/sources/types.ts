@@ -76,13 +76,7 @@ export interface ObservationRecord {
   cnames: string[];
 }
 
-export type SourceKind =
-  | 'provider_ranges'
-  | 'asn_mapping'
-  | 'as_category'
-  | 'as_role'
-  | 'as_names'
-  | 'seed';
+export type SourceKind = 'provider_ranges' | 'asn_mapping' | 'as_category' | 'as_role' | 'as_names' | 'seed';
 
 export interface RecordOfKind {
   provider_ranges: ProviderRangeRecord;

@@ -16,7 +16,10 @@ function parse(text: string, _file: string): ParseResult<AsCategoryRecord> {
     const asnText = (hash < 0 ? line : line.slice(0, hash)).trim();
     const asn = /^AS\d+$/i.test(asnText) ? parseAsnText(asnText) : null;
     if (asn === null) {
-      collector.reject(lineNumber, `expected "AS<number>" (1 to 4294967295) before the comment, got ${quote(asnText)}`);
+      collector.reject(
+        lineNumber,
+        `expected "AS<number>" (1 to 4294967295) before the comment, got ${quote(asnText)}`,
+      );
       return;
     }
     collector.add({ asn, category: 'hosting' }, lineNumber);

@@ -94,13 +94,19 @@ const CHUNK_BYTES = 2 * 1024 * 1024;
 const CHUNK_SLACK = 64 * 1024;
 const STREAM_HIGH_WATER_MARK = 4 * 1024 * 1024;
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository root, whether this runs from test/bench (tsx) or dist/test/bench (tsc output). */
+function repoRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [resolve(here, '..', '..'), resolve(here, '..', '..', '..')];
+  return candidates.find((dir) => existsSync(join(dir, 'package.json'))) ?? candidates[0]!;
+}
 
 function defaultFeedDirs(): string[] {
-  const dirs = [join(REPO_ROOT, 'test', 'fixtures', 'feeds')];
+  const root = repoRoot();
+  const dirs = [join(root, 'test', 'fixtures', 'feeds')];
   if (process.env.IPSCOPE_FEED_DATA) dirs.push(process.env.IPSCOPE_FEED_DATA);
-  dirs.push('/work/shared/data');
-  return dirs;
+  dirs.push(resolve(root, '..', 'shared', 'data'), '/work/shared/data');
+  return [...new Set(dirs)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,34 +153,27 @@ function mix32(seed: number, index: number): number {
 // Synthetic registered domains
 
 // Lowercase ASCII letters only (no digits, no hyphens): the patterns below rely on it for uniqueness.
-const WORDS = [
-  'acme', 'alpha', 'amber', 'anchor', 'apple', 'arrow', 'atlas', 'aurora', 'autumn', 'axis',
-  'badge', 'bamboo', 'banner', 'basil', 'beacon', 'bear', 'berry', 'birch', 'bison', 'blade',
-  'bloom', 'blue', 'bolt', 'book', 'boost', 'brave', 'bridge', 'bright', 'brook', 'buffalo',
-  'cactus', 'camel', 'canyon', 'capital', 'cargo', 'castle', 'cedar', 'chart', 'cherry', 'cinema',
-  'circle', 'city', 'clear', 'cliff', 'cloud', 'clover', 'coast', 'cobalt', 'comet', 'coral',
-  'cosmic', 'cotton', 'craft', 'crane', 'crest', 'crystal', 'cube', 'daily', 'dawn', 'delta',
-  'desert', 'digital', 'dragon', 'dream', 'drift', 'eagle', 'earth', 'echo', 'edge', 'ember',
-  'emerald', 'engine', 'epic', 'falcon', 'fern', 'field', 'finch', 'flame', 'fleet', 'flint',
-  'flora', 'focus', 'forest', 'forge', 'fox', 'fresh', 'frost', 'galaxy', 'garden', 'gate',
-  'giant', 'glacier', 'globe', 'gold', 'granite', 'graph', 'green', 'grove', 'harbor', 'hawk',
-  'hazel', 'helix', 'hill', 'hive', 'horizon', 'hub', 'iris', 'iron', 'island', 'ivory',
-  'jade', 'jasmine', 'jet', 'jungle', 'juniper', 'karma', 'kernel', 'kite', 'lake', 'lantern',
-  'laser', 'leaf', 'legend', 'lemon', 'level', 'light', 'lime', 'linen', 'lion', 'logic',
-  'lotus', 'lunar', 'magnet', 'maple', 'marble', 'market', 'meadow', 'media', 'mesa', 'metro',
-  'mint', 'mirror', 'mobile', 'moon', 'mosaic', 'motion', 'mountain', 'nest', 'net', 'noble',
-  'north', 'nova', 'oak', 'oasis', 'ocean', 'olive', 'omega', 'onyx', 'orbit', 'orchid',
-  'otter', 'panda', 'paper', 'peak', 'pearl', 'pepper', 'phoenix', 'pilot', 'pine', 'pixel',
-  'planet', 'plaza', 'polar', 'prairie', 'prime', 'prism', 'pulse', 'quartz', 'quest', 'radar',
-  'rain', 'raven', 'reef', 'ridge', 'river', 'robin', 'rocket', 'rose', 'ruby', 'sage',
-  'salt', 'sand', 'sapphire', 'scout', 'shadow', 'shell', 'shore', 'signal', 'silver', 'sky',
-  'snow', 'solar', 'sonic', 'spark', 'sphere', 'spring', 'spruce', 'square', 'star', 'stone',
-  'storm', 'stream', 'summit', 'sun', 'swift', 'tango', 'terra', 'thunder', 'tide', 'tiger',
-  'timber', 'topaz', 'tower', 'trail', 'travel', 'tribe', 'tulip', 'tundra', 'union', 'urban',
-  'valley', 'vector', 'velvet', 'venture', 'vertex', 'violet', 'vision', 'vista', 'volt', 'wave',
-  'willow', 'wind', 'wolf', 'wonder', 'world', 'yarn', 'zen', 'zenith', 'zephyr', 'zinc',
-  'news', 'shop', 'store', 'tech', 'games', 'health', 'finance', 'sports', 'music', 'photo',
-];
+const WORDS = `
+  acme alpha amber anchor apple arrow atlas aurora autumn axis badge bamboo banner basil beacon
+  bear berry birch bison blade bloom blue bolt book boost brave bridge bright brook buffalo cactus
+  camel canyon capital cargo castle cedar chart cherry cinema circle city clear cliff cloud clover
+  coast cobalt comet coral cosmic cotton craft crane crest crystal cube daily dawn delta desert
+  digital dragon dream drift eagle earth echo edge ember emerald engine epic falcon fern field
+  finch flame fleet flint flora focus forest forge fox fresh frost galaxy garden gate giant
+  glacier globe gold granite graph green grove harbor hawk hazel helix hill hive horizon hub iris
+  iron island ivory jade jasmine jet jungle juniper karma kernel kite lake lantern laser leaf
+  legend lemon level light lime linen lion logic lotus lunar magnet maple marble market meadow
+  media mesa metro mint mirror mobile moon mosaic motion mountain nest net noble north nova oak
+  oasis ocean olive omega onyx orbit orchid otter panda paper peak pearl pepper phoenix pilot pine
+  pixel planet plaza polar prairie prime prism pulse quartz quest radar rain raven reef ridge
+  river robin rocket rose ruby sage salt sand sapphire scout shadow shell shore signal silver sky
+  snow solar sonic spark sphere spring spruce square star stone storm stream summit sun swift
+  tango terra thunder tide tiger timber topaz tower trail travel tribe tulip tundra union urban
+  valley vector velvet venture vertex violet vision vista volt wave willow wind wolf wonder world
+  yarn zen zenith zephyr zinc news shop store tech games health finance sports music photo
+`
+  .split(/\s+/)
+  .filter((w) => w.length > 0);
 const TLDS = ['com', 'net', 'org', 'io', 'co', 'de', 'info', 'app', 'dev', 'me', 'fr', 'nl'];
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
@@ -309,6 +308,11 @@ const EXCLUSION_FILES = [
   'bingbot/bingbot-ipv4-cidrs.txt',
   'tor/torbulkexitlist.txt',
   'tor/exit-addresses.txt',
+  // Layout of the committed fixture excerpts (test/fixtures/feeds).
+  'tor-bulk-exit/torbulkexitlist',
+  'tor-exit-addresses/exit-addresses',
+  'google-special-crawlers/special-crawlers.json',
+  'google-user-triggered-fetchers/user-triggered-fetchers.json',
 ];
 
 /** Every copy of `relative` (or `relative.gz`) in the feed directories, in directory order. */
@@ -434,7 +438,9 @@ const PROVIDER_SHAPES: Record<string, { weight: number; pool: number; chain: Pro
     weight: 0.04,
     pool: 2048,
     chain: (label, rng) =>
-      rng.next() < 0.5 ? [`${label}.map.fastly.net`] : [`${label}.global.ssl.fastly.net`, 'dualstack.n.sni.global.fastly.net'],
+      rng.next() < 0.5
+        ? [`${label}.map.fastly.net`]
+        : [`${label}.global.ssl.fastly.net`, 'dualstack.n.sni.global.fastly.net'],
   },
   linode: {
     weight: 0.04,
@@ -457,9 +463,9 @@ const CHAIN_PROVIDERS = ['cloudflare', 'aws-cloudfront', 'fastly', 'google-cloud
  * addresses are drawn; each candidate is also checked against every loaded list.
  */
 const UNLISTED_V4_SLASH8 = [
-  2, 5, 31, 37, 41, 46, 58, 59, 60, 61, 62, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93,
-  94, 95, 105, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 176, 178,
-  186, 187, 188, 189, 190, 191, 200, 201,
+  2, 5, 31, 37, 41, 46, 58, 59, 60, 61, 62, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92,
+  93, 94, 95, 105, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 176,
+  178, 186, 187, 188, 189, 190, 191, 200, 201,
 ];
 const UNLISTED_V6_FIRST_GROUPS = [0x2a00, 0x2a01, 0x2a02, 0x2003, 0x2401, 0x2800];
 
@@ -553,7 +559,7 @@ function formatV4(n: number): string {
 export function formatV6Groups(groups: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -681,14 +687,18 @@ class ChunkWriter {
 // ---------------------------------------------------------------------------------------------
 // The generator
 
-export async function generateObservations(options: GenerateObservationsOptions): Promise<GenerateObservationsResult> {
+export async function generateObservations(
+  options: GenerateObservationsOptions,
+): Promise<GenerateObservationsResult> {
   const startedAt = performance.now();
   const domainCount = options.domains;
   const roundCount = options.rounds;
   const seed = options.seed ?? 42;
   const log = options.log ?? (() => {});
-  if (!Number.isInteger(domainCount) || domainCount < 1) throw new RangeError('domains must be a positive integer');
-  if (!Number.isInteger(roundCount) || roundCount < 1) throw new RangeError('rounds must be a positive integer');
+  if (!Number.isInteger(domainCount) || domainCount < 1)
+    throw new RangeError('domains must be a positive integer');
+  if (!Number.isInteger(roundCount) || roundCount < 1)
+    throw new RangeError('rounds must be a positive integer');
   const startMs = Date.parse(options.start ?? DEFAULT_START);
   if (Number.isNaN(startMs)) throw new RangeError(`start is not an ISO 8601 time: ${options.start}`);
   const roundSeconds = options.roundSeconds ?? DEFAULT_ROUND_SECONDS;
@@ -763,7 +773,16 @@ export async function generateObservations(options: GenerateObservationsOptions)
 
   const unlistedV6 = (): string => {
     for (;;) {
-      const groups = [rng.pick(UNLISTED_V6_FIRST_GROUPS), rng.int(0x10000), rng.int(0x10000), rng.int(0x100), 0, 0, 0, 1 + rng.int(0xffff)];
+      const groups = [
+        rng.pick(UNLISTED_V6_FIRST_GROUPS),
+        rng.int(0x10000),
+        rng.int(0x10000),
+        rng.int(0x100),
+        0,
+        0,
+        0,
+        1 + rng.int(0xffff),
+      ];
       if (groups[0] === 0x2003) groups[1] = groups[1]! & 0x1fff;
       if (listedV6.has(v6Value(groups))) continue;
       return formatV6Groups(groups);
@@ -798,7 +817,14 @@ export async function generateObservations(options: GenerateObservationsOptions)
     o.cnamesJson = jsonList(o.cnames);
   };
 
-  const newOwner = (provider: number, label: string, chained: boolean, nx: boolean, aProb: number, aaaaGivenA: number): Owner => {
+  const newOwner = (
+    provider: number,
+    label: string,
+    chained: boolean,
+    nx: boolean,
+    aProb: number,
+    aaaaGivenA: number,
+  ): Owner => {
     const o: Owner = {
       provider,
       nx,
@@ -823,7 +849,13 @@ export async function generateObservations(options: GenerateObservationsOptions)
     return o;
   };
 
-  const snapshot = (o: Owner): Snapshot => ({ provider: o.provider, nx: o.nx, a: o.a, aaaa: o.aaaa, cnames: o.cnames });
+  const snapshot = (o: Owner): Snapshot => ({
+    provider: o.provider,
+    nx: o.nx,
+    a: o.a,
+    aaaa: o.aaaa,
+    cnames: o.cnames,
+  });
 
   const events = {
     addressChanges: 0,
@@ -864,7 +896,8 @@ export async function generateObservations(options: GenerateObservationsOptions)
       if (rng.next() < 0.3) {
         const previous = o.provider;
         const pool = o.chained ? chainProviders : null;
-        for (let i = 0; i < 8 && o.provider === previous; i++) o.provider = pool ? rng.pick(pool) : pickProvider();
+        for (let i = 0; i < 8 && o.provider === previous; i++)
+          o.provider = pool ? rng.pick(pool) : pickProvider();
         if (o.provider !== previous) events.providerMoves++;
         setAnswers(o, hadA ? drawSet(o.provider, 4) : [], hadAaaa ? drawSet(o.provider, 6) : []);
         setChain(o);
@@ -873,19 +906,19 @@ export async function generateObservations(options: GenerateObservationsOptions)
       } else {
         setAnswers(o, drawSet(o.provider, 4), hadAaaa && rng.next() < 0.5 ? drawSet(o.provider, 6) : o.aaaa);
       }
-    } else if (u < 0.05) {
+    } else if (u < 0.065) {
       // Same addresses, another order: not a change of address.
       if (o.a.length >= 2) setAnswers(o, [...o.a.slice(1), o.a[0]!], o.aaaa);
       else if (o.aaaa.length >= 2) setAnswers(o, o.a, [...o.aaaa.slice(1), o.aaaa[0]!]);
       else return;
       events.reorders++;
-    } else if (u < 0.0515) {
+    } else if (u < 0.0665) {
       if (o.nx) return;
       o.prev = snapshot(o);
       o.changedRound = round;
       o.nx = true;
       events.becameNxdomain++;
-    } else if (u < 0.0545) {
+    } else if (u < 0.0695) {
       if (o.nx || o.a.length === 0) return;
       o.prev = snapshot(o);
       o.changedRound = round;
@@ -897,7 +930,9 @@ export async function generateObservations(options: GenerateObservationsOptions)
   // --- output
   await mkdir(options.outDir, { recursive: true });
   const seedFile = join(options.outDir, 'seed.csv');
-  const roundFiles = Array.from({ length: roundCount }, (_, r) => join(options.outDir, `round-${r + 1}.ndjson`));
+  const roundFiles = Array.from({ length: roundCount }, (_, r) =>
+    join(options.outDir, `round-${r + 1}.ndjson`),
+  );
   const open = (path: string): ChunkWriter =>
     new ChunkWriter(createWriteStream(path, { highWaterMark: STREAM_HIGH_WATER_MARK }));
   const seedWriter = open(seedFile);
@@ -1051,7 +1086,8 @@ async function main(): Promise<void> {
     log: (line) => console.error(line),
   });
   console.log('feeds used:');
-  for (const [provider, files] of Object.entries(result.feeds)) console.log(`  ${provider}: ${files.join(', ')}`);
+  for (const [provider, files] of Object.entries(result.feeds))
+    console.log(`  ${provider}: ${files.join(', ')}`);
   console.log(`  exclusion lists: ${result.exclusionFiles.length} files`);
   console.log(`seed: ${result.seedFile} (${formatMb(result.seedBytes)})`);
   let totalLines = 0;

@@ -75,7 +75,9 @@ function readText(path: string): string {
 }
 
 let failures = 0;
-const rows: string[][] = [['file', 'source', 'read', 'records', 'rejected', 'repeats', 'publishedAt', 'ms', 'check']];
+const rows: string[][] = [
+  ['file', 'source', 'read', 'records', 'rejected', 'repeats', 'publishedAt', 'ms', 'check'],
+];
 const details: string[] = [];
 for (const check of CHECKS) {
   const source = getSource(check.source);
@@ -86,7 +88,8 @@ for (const check of CHECKS) {
   const ms = performance.now() - started;
   const expectedRecords = check.records ?? check.read;
   const repeats = result.read - result.records.length - result.rejected.length;
-  const ok = result.rejected.length === 0 && result.read === check.read && result.records.length === expectedRecords;
+  const ok =
+    result.rejected.length === 0 && result.read === check.read && result.records.length === expectedRecords;
   if (!ok) failures++;
   rows.push([
     check.file,

@@ -28,7 +28,8 @@ export function parseAsnValueCsv<V extends string>(
     const fields = splitCsvLine(line)?.map((field) => field.trim());
     const isFirst = firstDataLine;
     firstDataLine = false;
-    if (isFirst && fields?.[0]?.toLowerCase() === asnColumn && fields[1]?.toLowerCase() === valueColumn) return;
+    if (isFirst && fields?.[0]?.toLowerCase() === asnColumn && fields[1]?.toLowerCase() === valueColumn)
+      return;
     if (!fields || fields.length !== 2) {
       collector.reject(
         lineNumber,
@@ -39,7 +40,10 @@ export function parseAsnValueCsv<V extends string>(
     const [asnText, value] = fields as [string, string];
     const asn = parseAsnText(asnText);
     if (asn === null) {
-      collector.reject(lineNumber, `expected an AS number (1 to 4294967295, "AS" optional) in column 1, got ${quote(asnText)}`);
+      collector.reject(
+        lineNumber,
+        `expected an AS number (1 to 4294967295, "AS" optional) in column 1, got ${quote(asnText)}`,
+      );
       return;
     }
     if (!allowed.has(value)) {

@@ -21,9 +21,11 @@ export function checkAsnRange(
   description: string,
 ): CheckedRange {
   const first = parseIp(firstText);
-  if (!first) return { ok: false, reason: `expected an IP address in column 1 (range start), got ${quote(firstText)}` };
+  if (!first)
+    return { ok: false, reason: `expected an IP address in column 1 (range start), got ${quote(firstText)}` };
   const last = parseIp(lastText);
-  if (!last) return { ok: false, reason: `expected an IP address in column 2 (range end), got ${quote(lastText)}` };
+  if (!last)
+    return { ok: false, reason: `expected an IP address in column 2 (range end), got ${quote(lastText)}` };
   if (first.version !== last.version) {
     return {
       ok: false,
@@ -31,11 +33,17 @@ export function checkAsnRange(
     };
   }
   if (first.value > last.value) {
-    return { ok: false, reason: `expected range start <= range end, got ${quote(firstText)} > ${quote(lastText)}` };
+    return {
+      ok: false,
+      reason: `expected range start <= range end, got ${quote(firstText)} > ${quote(lastText)}`,
+    };
   }
   const asn = parseAsnText(asnText, true);
   if (asn === null) {
-    return { ok: false, reason: `expected an AS number (0 to 4294967295) in column 3, got ${quote(asnText)}` };
+    return {
+      ok: false,
+      reason: `expected an AS number (0 to 4294967295) in column 3, got ${quote(asnText)}`,
+    };
   }
   let countryCode: string | null = null;
   if (country !== undefined && !NO_COUNTRY.has(country)) {

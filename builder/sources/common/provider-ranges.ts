@@ -18,7 +18,10 @@ export function checkPrefix(text: string, where: string, family?: IpVersion): Ch
   const cidr = parseCidr(text);
   if (!cidr) {
     const bare = !text.includes('/') && parseIp(text) !== null;
-    return { ok: false, reason: `${expected}, got ${bare ? 'an address without /length ' : ''}${quote(text)}` };
+    return {
+      ok: false,
+      reason: `${expected}, got ${bare ? 'an address without /length ' : ''}${quote(text)}`,
+    };
   }
   if (family && cidr.version !== family) {
     return { ok: false, reason: `${expected}, got an IPv${cidr.version} CIDR ${quote(text)}` };
@@ -30,7 +33,10 @@ export function checkPrefix(text: string, where: string, family?: IpVersion): Ch
 export function checkAddress(text: string, where: string): Checked {
   const ip = parseIp(text);
   if (!ip) return { ok: false, reason: `expected an IPv4 or IPv6 address in ${where}, got ${quote(text)}` };
-  return { ok: true, prefix: formatCidr({ ...ip, first: ip.value, prefixLength: ip.version === 4 ? 32 : 128 }) };
+  return {
+    ok: true,
+    prefix: formatCidr({ ...ip, first: ip.value, prefixLength: ip.version === 4 ? 32 : 128 }),
+  };
 }
 
 /**
@@ -62,7 +68,12 @@ export class ProviderRangeCollector {
     if (this.seen.has(key)) return;
     this.seen.add(key);
     // A copy per record: callers share one metadata object across a whole list.
-    this.records.push({ prefix: checked.prefix, provider: this.provider, category, metadata: { ...metadata } });
+    this.records.push({
+      prefix: checked.prefix,
+      provider: this.provider,
+      category,
+      metadata: { ...metadata },
+    });
   }
 
   /** Counts one data item that is rejected (bad prefix, wrong number of columns, …). */

@@ -1,0 +1,184 @@
+import ipaddr from 'ipaddr.js';
+import t from 'tap';
+import {
+  canonicalIp,
+  formatCidr,
+  formatValue,
+  ipFromKey,
+  ipKey,
+  parseCidr,
+  parseIp,
+  rangeToCidrs,
+  unmapIpv4,
+} from '../../shared/ip.js';
+import { fixture } from '../helpers/feed-fixture.js';
+
+t.test('parseIp accepts one IPv4 or IPv6 address and nothing else', async (t) => {
+  t.strictSame(parseIp('192.0.2.1'), { version: 4, value: 0xc0000201n });
+  t.strictSame(parseIp('0.0.0.0'), { version: 4, value: 0n });
+  t.strictSame(parseIp('255.255.255.255'), { version: 4, value: 0xffffffffn });
+  t.strictSame(parseIp('::'), { version: 6, value: 0n });
+  t.strictSame(parseIp('::1'), { version: 6, value: 1n });
+  t.strictSame(parseIp('2001:DB8::1'), { version: 6, value: (0x20010db8n << 96n) | 1n });
+  t.strictSame(parseIp('::ffff:192.0.2.1'), { version: 6, value: (0xffffn << 32n) | 0xc0000201n });
+  for (const bad of [
+    '',
+    '01.2.3.4',
+    '1.2.3',
+    '1.2.3.4.5',
+    '256.1.1.1',
+    '1.2.3.4 ',
+    ' 1.2.3.4',
+    '1.2.3.4/32',
+    '0x7f.0.0.1',
+    '2001:db8::1/128',
+    'fe80::1%eth0',
+    '2001:db8:::1',
+    '2001:db8::1::2',
+    '1:2:3:4:5:6:7:8:9',
+    '1:2:3:4:5:6:7',
+    '12345::1',
+    '2001:db8::g',
+    ':1::2',
+    '1::2:',
+    'example.com',
+  ]) {
+    t.equal(parseIp(bad), null, JSON.stringify(bad));
+  }
+});
+
+t.test('the IPv6 fast path agrees with ipaddr.js', async (t) => {
+  const addresses = [
+    '::',
+    '::1',
+    '1::',
+    '1:2:3:4:5:6:7::',
+    '::2:3:4:5:6:7:8',
+    '1:2:3:4:5:6:7:8',
+    '0001:0002:0003:0004:0005:0006:0007:0008',
+    'FFFF:ffff:FFFF:ffff:ffff:ffff:ffff:ffff',
+    '2001:218:4001::ffff:ffff:ffff:ffff',
+  ];
+  for (const line of fixture('iptoasn', 'ip2asn-v6.tsv').trim().split('\n')) {
+    addresses.push(...line.split('\t').slice(0, 2));
+  }
+  for (const address of addresses) {
+    const expected = ipaddr.IPv6.parse(address).parts.reduce(
+      (value, part) => (value << 16n) | BigInt(part),
+      0n,
+    );
+    t.strictSame(parseIp(address), { version: 6, value: expected }, address);
+  }
+});
+
+t.test('formatting follows RFC 5952', async (t) => {
+  const cases: [string, string][] = [
+    ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
+    ['2001:DB8::1', '2001:db8::1'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'], // first of two equal runs
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'], // a single zero group is not compressed
+    ['2001:0:0:1:0:0:0:1', '2001:0:0:1::1'], // the longest run
+    ['0:0:0:0:0:0:0:0', '::'],
+    ['1:0:0:0:0:0:0:0', '1::'],
+    ['0:0:0:0:0:0:0:1', '::1'],
+    ['2001:218:4001::ffff:ffff:ffff:ffff', '2001:218:4001:0:ffff:ffff:ffff:ffff'],
+    ['192.0.2.1', '192.0.2.1'],
+  ];
+  for (const [input, canonical] of cases) t.equal(canonicalIp(input), canonical, input);
+  t.equal(canonicalIp('01.2.3.4'), null);
+  t.equal(formatValue(6, (1n << 128n) - 1n), 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
+  t.equal(formatValue(4, 0xffffffffn), '255.255.255.255');
+});
+
+t.test('parseCidr clears host bits and says so', async (t) => {
+  const cidr = parseCidr('216.244.7.9/24');
+  t.strictSame(cidr, {
+    version: 4,
+    first: 0xd8f40700n,
+    last: 0xd8f407ffn,
+    prefixLength: 24,
+    hostBitsSet: true,
+  });
+  t.equal(formatCidr(cidr!), '216.244.7.0/24');
+  t.equal(parseCidr('2603:1000:4::10c/126')?.hostBitsSet, false);
+  t.equal(formatCidr(parseCidr('2001:DB8:0::/32')!), '2001:db8::/32');
+  t.equal(parseCidr('0.0.0.0/0')?.last, 0xffffffffn);
+  for (const bad of [
+    '192.0.2.1',
+    '192.0.2.0/33',
+    '2001:db8::/129',
+    '192.0.2.0/',
+    '192.0.2.0/-1',
+    '192.0.2.0/2 4',
+  ]) {
+    t.equal(parseCidr(bad), null, bad);
+  }
+});
+
+t.test('rangeToCidrs on real IPtoASN rows', async (t) => {
+  const rows = fixture('iptoasn', 'ip2asn-v4.tsv')
+    .trim()
+    .split('\n')
+    .map((line) => line.split('\t'));
+  const cidrsOf = (first: string, last: string) => {
+    const a = parseIp(first)!;
+    const b = parseIp(last)!;
+    return rangeToCidrs(a.version, a.value, b.value);
+  };
+  t.strictSame(cidrsOf(rows[0]![0]!, rows[0]![1]!), ['1.1.1.0/24'], '1.1.1.0 – 1.1.1.255');
+  t.strictSame(cidrsOf(rows[3]![0]!, rows[3]![1]!), ['8.34.208.0/21'], '8.34.208.0 – 8.34.215.255');
+  t.strictSame(
+    cidrsOf(rows[9]![0]!, rows[9]![1]!),
+    ['216.252.221.0/24', '216.252.222.0/23'],
+    '216.252.221.0 – 216.252.223.255',
+  );
+  // IPv6 rows of ip2asn-v6.tsv
+  t.strictSame(cidrsOf('2606:4700:2::', '2606:4700:11:ffff:ffff:ffff:ffff:ffff'), [
+    '2606:4700:2::/47',
+    '2606:4700:4::/46',
+    '2606:4700:8::/45',
+    '2606:4700:10::/47',
+  ]);
+  t.strictSame(cidrsOf('::', '::1'), ['::/127']);
+  t.strictSame(
+    cidrsOf('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'),
+    ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128'],
+  );
+  t.strictSame(cidrsOf('fec0::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe').slice(0, 3), [
+    'fec0::/10',
+    'ff00::/9',
+    'ff80::/10',
+  ]);
+  t.strictSame(rangeToCidrs(4, 0n, 0xffffffffn), ['0.0.0.0/0']);
+  t.throws(() => rangeToCidrs(4, 2n, 1n), RangeError);
+});
+
+t.test('ipKey round trip and order', async (t) => {
+  for (const text of [
+    '0.0.0.0',
+    '192.0.2.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '2001:db8::1',
+    'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+  ]) {
+    const ip = parseIp(text)!;
+    const key = ipKey(ip.version, ip.value);
+    t.equal(key.length, 16);
+    t.strictSame(ipFromKey(key), ip, text);
+  }
+  t.strictSame(ipFromKey(new Uint8Array(ipKey(4, 0xc0000201n))), { version: 4, value: 0xc0000201n });
+  t.equal(
+    ipKey(4, 0xc0000201n).toString('hex'),
+    '00000000000000000000ffffc0000201',
+    'IPv4 as ::ffff:a.b.c.d',
+  );
+  const sorted = ['::1', '1.1.1.1', '8.8.8.8', '2001:db8::', 'fe80::'].map((text) => {
+    const ip = parseIp(text)!;
+    return ipKey(ip.version, ip.value);
+  });
+  for (let i = 1; i < sorted.length; i++)
+    t.ok(Buffer.compare(sorted[i - 1]!, sorted[i]!) < 0, `key ${i - 1} < key ${i}`);
+  t.strictSame(unmapIpv4(parseIp('::ffff:192.0.2.1')!), { version: 4, value: 0xc0000201n });
+});
