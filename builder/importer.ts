@@ -16,9 +16,15 @@ import type {
   SourceKind,
   ProviderRangeRecord,
 } from './sources/types.js';
-import { readLineBatches, readTextFile } from './line-reader.js';
-import { ObservationApplier, emptyCounts, parseObservationLine, type ApplyCounts } from './observations.js';
-import type { ObservationRecord } from './sources/types.js';
+import { readChunks, readTextFile } from './line-reader.js';
+import { ObservationLineScanner, parseObservationLine } from './observations.js';
+import {
+  DnsStateMachine,
+  ObservationFields,
+  emptyCounts,
+  type ApplyCounts,
+  type SaveResult,
+} from './dns-state-machine.js';
 import type { Progress } from './progress.js';
 
 export interface SnapshotFile {
@@ -43,6 +49,8 @@ export interface ImportSummary {
   /** provider_ranges only: ranges no longer listed (stopped being served). */
   removed?: number;
   counts?: ApplyCounts;
+  /** observations only, on the last file's summary: loading and saving the DNS state. */
+  state?: { loadSeconds: number; save: SaveResult };
 }
 
 const MAX_EXAMPLES = 20;
@@ -193,34 +201,98 @@ function storeProviderRanges(
   return Math.max(0, before - stillActive);
 }
 
-/** Streams an NDJSON observation file through the state machine. */
+/** Imports one NDJSON observation file (see importObservationFiles). */
 export async function importObservationFile(
   db: StateDb,
   file: string,
   progress?: Progress,
 ): Promise<ImportSummary> {
+  const [summary] = await importObservationFiles(db, [file], progress);
+  return summary!;
+}
+
+/**
+ * Streams NDJSON observation files, in order, through one in-memory state machine: the DNS state
+ * is loaded once, every file is applied, and the result is saved in one transaction at the end
+ * (nothing is written if the process dies before; the rerun skips nothing and redoes the work).
+ * Returns one summary per file; the last one also carries the load and save times. `progress`
+ * is one progress for all files, or a function starting one per file (stopped after the file).
+ */
+export async function importObservationFiles(
+  db: StateDb,
+  files: string[],
+  progress?: Progress | ((file: string) => Progress),
+): Promise<ImportSummary[]> {
+  const loadStarted = performance.now();
+  const machine = new DnsStateMachine(db);
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const summaries: ImportSummary[] = [];
+  for (const file of files) {
+    const p = typeof progress === 'function' ? progress(file) : progress;
+    summaries.push(await applyObservationFile(machine, file, p));
+    if (typeof progress === 'function') p?.stop();
+  }
+  const save = machine.save();
+  if (summaries.length > 0) summaries[summaries.length - 1]!.state = { loadSeconds, save };
+  return summaries;
+}
+
+async function applyObservationFile(
+  machine: DnsStateMachine,
+  file: string,
+  progress?: Progress,
+): Promise<ImportSummary> {
   const started = performance.now();
-  const applier = new ObservationApplier(db);
+  const scanner = new ObservationLineScanner();
+  const fields = new ObservationFields();
   const counts = emptyCounts();
   const rejected: RejectedExample[] = [];
   let rejectedCount = 0;
   let read = 0;
-  for await (const batch of readLineBatches(file)) {
-    const records: ObservationRecord[] = [];
-    for (let i = 0; i < batch.lines.length; i++) {
-      const line = batch.lines[i]!;
-      if (line.length === 0 || line.trimStart().startsWith('#')) continue;
-      read++;
-      const parsed = parseObservationLine(line);
-      if (parsed.ok) records.push(parsed.record);
-      else {
-        rejectedCount++;
-        if (rejected.length < MAX_EXAMPLES)
-          rejected.push({ file, line: batch.firstLine + i, reason: parsed.reason });
-      }
+  let lineNumber = 0;
+  /** A line the scanner leaves to parseObservationLine: comments, other spellings, errors. */
+  const parseLine = (b: Buffer, start: number, end: number): void => {
+    const line = b.toString('utf8', start, end);
+    if (line.trimStart().startsWith('#')) return;
+    read++;
+    const parsed = parseObservationLine(line);
+    if (parsed.ok) machine.applyRecord(parsed.record, counts);
+    else {
+      rejectedCount++;
+      if (rejected.length < MAX_EXAMPLES) rejected.push({ file, line: lineNumber, reason: parsed.reason });
     }
-    applier.apply(records, counts);
-    progress?.tick(batch.lines.length);
+  };
+  let carry: Buffer | null = null;
+  for await (const chunk of readChunks(file)) {
+    const b: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+    const lines = lineNumber;
+    let start = 0;
+    for (;;) {
+      const newline = b.indexOf(10, start);
+      if (newline < 0) break;
+      lineNumber++;
+      const end = newline > start && b[newline - 1] === 13 ? newline - 1 : newline;
+      if (end > start) {
+        if (scanner.scan(b, start, end, fields)) {
+          read++;
+          machine.apply(fields, counts);
+        } else parseLine(b, start, end);
+      }
+      start = newline + 1;
+    }
+    carry = start < b.length ? b.subarray(start) : null;
+    progress?.tick(lineNumber - lines);
+  }
+  if (carry) {
+    lineNumber++;
+    const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
+    if (end > 0) {
+      if (scanner.scan(carry, 0, end, fields)) {
+        read++;
+        machine.apply(fields, counts);
+      } else parseLine(carry, 0, end);
+    }
+    progress?.tick(1);
   }
   const written = counts.created + counts.confirmed + counts.changed + counts.transient;
   return {

@@ -53,3 +53,12 @@ export async function* readLineBatches(file: string, batchSize = 50_000): AsyncG
   if (carry.length > 0) batch.push(carry.endsWith('\r') ? carry.slice(0, -1) : carry);
   if (batch.length > 0) yield { firstLine: batchStart, lines: batch };
 }
+
+/** The file's bytes (gunzipped when needed) in chunks of about 1 MiB; lines may span chunks. */
+export async function* readChunks(file: string): AsyncGenerator<Buffer> {
+  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  const source: AsyncIterable<Buffer> = isGzipFile(file)
+    ? stream.pipe(zlib.createGunzip({ chunkSize: 1 << 20 }))
+    : stream;
+  for await (const chunk of source) yield chunk;
+}

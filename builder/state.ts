@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const STATE_SCHEMA_VERSION = 1;
+export const STATE_SCHEMA_VERSION = 2;
 
 export type StateDb = Database.Database;
 
@@ -64,27 +64,21 @@ CREATE TABLE IF NOT EXISTS seed (
 
 CREATE TABLE IF NOT EXISTS dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 
--- Latest state per (name, record type). vals/cnames are JSON arrays; vals sorted, canonical.
+-- Latest state per (name, record type). vals/firsts/cnames are JSON arrays; vals sorted, canonical.
+-- The open (current) intervals are derived: one per address of vals, with first_observed = the
+-- entry of firsts at the same position and last_confirmed = last_positive (ended_at null).
 CREATE TABLE IF NOT EXISTS dns_state (
   name_id INTEGER NOT NULL,
   rtype TEXT NOT NULL,
   outcome TEXT NOT NULL,           -- outcome of the latest query
   good_outcome TEXT,               -- outcome of the latest non-transient answer; null = never
   vals TEXT NOT NULL,              -- addresses of the latest good answer
+  firsts TEXT NOT NULL,            -- first_observed (epoch seconds) of each address of vals, same order
   cnames TEXT NOT NULL,
   last_observed INTEGER NOT NULL,
   last_confirmed INTEGER,
   last_positive INTEGER,
   PRIMARY KEY (name_id, rtype)
-) WITHOUT ROWID;
-
--- Open intervals: one per address of the current answer. Their last_confirmed is dns_state.last_positive.
-CREATE TABLE IF NOT EXISTS dns_current (
-  name_id INTEGER NOT NULL,
-  rtype TEXT NOT NULL,
-  value TEXT NOT NULL,
-  first_observed INTEGER NOT NULL,
-  PRIMARY KEY (name_id, rtype, value)
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS dns_ended (
@@ -114,22 +108,30 @@ export function statePath(stateDir: string): string {
 export function openState(stateDir: string): StateDb {
   fs.mkdirSync(stateDir, { recursive: true });
   const db = new Database(statePath(stateDir));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -262144'); // 256 MiB
-  db.pragma('temp_store = MEMORY');
-  db.exec(SCHEMA);
-  const row = db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).get() as
-    { value: string } | undefined;
-  if (!row) {
-    db.prepare(`INSERT INTO state_meta (key, value) VALUES ('schema_version', ?)`).run(
-      String(STATE_SCHEMA_VERSION),
-    );
-  } else if (Number(row.value) !== STATE_SCHEMA_VERSION) {
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('cache_size = -262144'); // 256 MiB
+    db.pragma('temp_store = MEMORY');
+    // The version is checked before the schema is applied, so an old state is refused untouched.
+    db.exec(`CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const row = db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).get() as
+      | { value: string }
+      | undefined;
+    if (row && Number(row.value) !== STATE_SCHEMA_VERSION) {
+      throw new Error(
+        `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
+      );
+    }
+    db.exec(SCHEMA);
+    if (!row) {
+      db.prepare(`INSERT INTO state_meta (key, value) VALUES ('schema_version', ?)`).run(
+        String(STATE_SCHEMA_VERSION),
+      );
+    }
+  } catch (error) {
     db.close();
-    throw new Error(
-      `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
-    );
+    throw error;
   }
   return db;
 }

@@ -63,7 +63,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -524288');
+    db.pragma('cache_size = -262144');
     db.pragma('temp_store = FILE');
     db.exec(`ATTACH DATABASE '${options.stateFile.replace(/'/g, "''")}' AS st`);
     for (const ddl of Object.values(RELEASE_TABLES)) db.exec(ddl);
@@ -71,11 +71,12 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     const ranges = phase('provider ranges', () => writeProviderRanges(db));
     const asnTable = phase('asn mapping', () => writeAsnRanges(db, options, ranges));
     phase('domains and intervals', () => writeDomains(db));
-    phase('ip index', () => {
+    phase('indexes', () => {
       for (const ddl of RELEASE_INDEXES) db.exec(ddl);
-      writeIpSummary(db);
     });
-    phase('hosting runs and observed counts', () => writeHostingAndObserved(db, asnTable, ranges));
+    const networks = new NetworkResolver(db, asnTable, ranges);
+    phase('ip summaries and observed counts', () => writeIpSummaryAndObserved(db, networks));
+    phase('hosting runs', () => writeHostingRuns(db, networks));
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
     const counts = phase('meta', () => writeMeta(db, options));
     db.exec('DETACH DATABASE st');
@@ -366,10 +367,11 @@ function ownCategory(agg: AsnAggregate, threshold: number): string | null {
 function writeDomains(db: Database.Database): void {
   db.exec(`
     CREATE TEMP TABLE resolved AS
-      SELECT domain AS name, rank FROM st.seed
-      UNION ALL SELECT 'www.' || domain, rank FROM st.seed WHERE domain NOT LIKE 'www.%';
-    INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, min(rank), 1 FROM resolved GROUP BY name ORDER BY name;
+      SELECT domain AS name, rank, 0 AS www FROM st.seed
+      UNION ALL SELECT 'www.' || domain, rank, 1 FROM st.seed WHERE domain NOT LIKE 'www.%';
+    INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, rank, 1 FROM resolved ORDER BY rank, www, name;
     INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, NULL, 0 FROM st.dns_name ORDER BY name;
+    DROP TABLE temp.resolved;
     CREATE TEMP TABLE name_map (name_id INTEGER PRIMARY KEY, domain_id INTEGER NOT NULL);
     INSERT INTO name_map SELECT n.id, d.id FROM st.dns_name n JOIN domain d ON d.name = n.name;
     INSERT INTO dns_state SELECT m.domain_id, s.rtype, s.outcome, s.good_outcome, s.vals, s.cnames, s.last_observed,
@@ -388,47 +390,41 @@ function writeDomains(db: Database.Database): void {
   `);
 }
 
-function writeIpSummary(db: Database.Database): void {
-  db.exec(`
-    INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed)
-      SELECT value, 0, '[]', min(first_observed), max(last_confirmed) FROM dns_interval GROUP BY value;
-    CREATE TEMP TABLE cur AS
-      SELECT DISTINCT i.value, i.domain_id FROM dns_interval i WHERE i.ended_at IS NULL;
-    CREATE TEMP TABLE cur_summary AS
-      SELECT value, count(*) AS n, json_group_array(name) FILTER (WHERE rn <= 10) AS sample FROM (
-        SELECT c.value, d.name, row_number() OVER (PARTITION BY c.value ORDER BY coalesce(d.rank, 9e18), d.name) AS rn
-        FROM cur c JOIN domain d ON d.id = c.domain_id
-      ) GROUP BY value;
-    UPDATE ip_summary SET current_count = c.n, sample = c.sample FROM cur_summary c WHERE c.value = ip_summary.value;
-    DROP TABLE temp.cur_summary;
-  `);
-}
+/** Network (routing ASN + cloud/hosting/CDN provider under this release) of an address. */
+class NetworkResolver {
+  private readonly byKey = new Map<string, NetworkInfo>();
+  private readonly asnInfo = new Map<number, { name: string | null; category: string | null }>();
+  private static readonly BOGON: NetworkInfo = {
+    key: 'bogon',
+    public: false,
+    asn: null,
+    asName: null,
+    provider: null,
+    category: null,
+  };
 
-function writeHostingAndObserved(
-  db: Database.Database,
-  asnTable: RangeTable<AsnLookupValue>,
-  ranges: ProviderRanges,
-): void {
-  const asnInfo = new Map<number, { name: string | null; category: string | null }>();
-  for (const row of db.prepare(`SELECT asn, name, category FROM asn`).all() as Array<{
-    asn: number;
-    name: string | null;
-    category: string | null;
-  }>) {
-    asnInfo.set(row.asn, { name: row.name, category: row.category });
+  constructor(
+    db: Database.Database,
+    private readonly asnTable: RangeTable<AsnLookupValue>,
+    private readonly ranges: ProviderRanges,
+  ) {
+    const rows = db.prepare(`SELECT asn, name, category FROM asn`).all() as Array<{
+      asn: number;
+      name: string | null;
+      category: string | null;
+    }>;
+    for (const row of rows) this.asnInfo.set(row.asn, { name: row.name, category: row.category });
   }
-  const networkCache = new Map<string, NetworkInfo>();
-  const networkOf = (value: string): NetworkInfo => {
+
+  of(value: string): NetworkInfo {
     const ip = parseIp(value);
-    if (!ip || findIpBogon(ip)) {
-      return { key: 'bogon', public: false, asn: null, asName: null, provider: null, category: null };
-    }
-    const asn = asnTable.find(ip.version, ip.value)?.asn ?? null;
-    const hosting = ranges.hostingByAddress.find(ip.version, ip.value);
+    if (!ip || findIpBogon(ip)) return NetworkResolver.BOGON;
+    const asn = this.asnTable.find(ip.version, ip.value)?.asn ?? null;
+    const hosting = this.ranges.hostingByAddress.find(ip.version, ip.value);
     const key = `${asn}|${hosting?.provider ?? ''}`;
-    let info = networkCache.get(key);
+    let info = this.byKey.get(key);
     if (!info) {
-      const as = asn !== null ? asnInfo.get(asn) : undefined;
+      const as = asn !== null ? this.asnInfo.get(asn) : undefined;
       info = {
         key,
         public: true,
@@ -437,41 +433,102 @@ function writeHostingAndObserved(
         provider: hosting?.provider ?? null,
         category: hosting?.category ?? as?.category ?? null,
       };
-      networkCache.set(key, info);
+      this.byKey.set(key, info);
     }
     return info;
-  };
+  }
+}
 
-  // Per distinct address: its network (ASN) — also gives the per-AS observed counts.
-  db.exec(`CREATE TEMP TABLE value_asn (value TEXT PRIMARY KEY, asn INTEGER, network TEXT) WITHOUT ROWID`);
-  const insertValue = db.prepare(`INSERT INTO value_asn (value, asn, network) VALUES (?, ?, ?)`);
-  const networks = new Map<string, NetworkInfo>();
-  db.transaction(() => {
-    const values = db.prepare(`SELECT value FROM ip_summary`).pluck().all() as string[];
-    for (const value of values) {
-      const n = networkOf(value);
-      networks.set(n.key, n);
-      insertValue.run(value, n.asn, n.key);
+interface IntervalByValue {
+  value: string;
+  first_observed: number;
+  domain_id: number;
+  ended_at: number | null;
+  last_confirmed: number;
+}
+
+/**
+ * One pass over the intervals in address order (the covering index): per address the summary of
+ * the IP lookup's `domains` block, and per AS the observed counts (addresses with a current domain,
+ * distinct current domains).
+ */
+function writeIpSummaryAndObserved(db: Database.Database, networks: NetworkResolver): void {
+  const names = db.prepare(`SELECT name FROM domain ORDER BY id`).pluck().all() as string[];
+  const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
+  const read = db.prepare(
+    `SELECT value, first_observed, domain_id, ended_at, last_confirmed FROM dns_interval INDEXED BY dns_interval_by_value
+     WHERE value >= ? ORDER BY value, first_observed LIMIT ?`,
+  );
+  const readOne = db.prepare(
+    `SELECT value, first_observed, domain_id, ended_at, last_confirmed FROM dns_interval INDEXED BY dns_interval_by_value
+     WHERE value = ?`,
+  );
+  const insert = db.prepare(
+    `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES (?, ?, ?, ?, ?)`,
+  );
+  const observedIps = new Map<number, number>();
+  const observedDomains = new Map<number, Set<number>>();
+  const summarize = (value: string, rows: IntervalByValue[]) => {
+    let first = Infinity;
+    let last = 0;
+    const current = new Set<number>();
+    for (const r of rows) {
+      if (r.first_observed < first) first = r.first_observed;
+      if (r.last_confirmed > last) last = r.last_confirmed;
+      if (r.ended_at === null) current.add(r.domain_id);
     }
+    const ids = [...current].sort((a, b) => a - b);
+    insert.run(value, ids.length, JSON.stringify(ids.slice(0, 10).map((id) => names[id - firstId])), first, last);
+    if (ids.length === 0) return;
+    const asn = networks.of(value).asn;
+    if (asn === null) return;
+    observedIps.set(asn, (observedIps.get(asn) ?? 0) + 1);
+    let set = observedDomains.get(asn);
+    if (!set) observedDomains.set(asn, (set = new Set()));
+    for (const id of ids) set.add(id);
+  };
+  const chunk = 100_000;
+  let from = '';
+  for (;;) {
+    const rows = read.all(from, chunk) as IntervalByValue[];
+    if (rows.length === 0) break;
+    const lastValue = rows[rows.length - 1]!.value;
+    const complete = rows.length < chunk;
+    db.transaction(() => {
+      if (!complete && rows[0]!.value === lastValue) {
+        // One address holds the whole chunk: read all of its rows.
+        summarize(lastValue, readOne.all(lastValue) as IntervalByValue[]);
+        return;
+      }
+      let start = 0;
+      for (let i = 1; i <= rows.length; i++) {
+        if (i === rows.length || rows[i]!.value !== rows[start]!.value) {
+          const value = rows[start]!.value;
+          if (value === lastValue && !complete) break; // may continue in the next chunk
+          summarize(value, rows.slice(start, i));
+          start = i;
+        }
+      }
+    })();
+    if (complete) break;
+    if (rows[0]!.value === lastValue) {
+      from = `${lastValue}\u0000`; // the next address after lastValue
+    } else {
+      from = lastValue;
+    }
+  }
+  const update = db.prepare(`UPDATE asn SET observed_ips = ?, observed_domains = ? WHERE asn = ?`);
+  db.transaction(() => {
+    db.exec(`UPDATE asn SET observed_ips = 0, observed_domains = 0`);
+    for (const [asn, ips] of observedIps) update.run(ips, observedDomains.get(asn)!.size, asn);
   })();
-  db.exec(`
-    CREATE TEMP TABLE observed AS
-      SELECT v.asn, count(*) AS ips FROM ip_summary s JOIN value_asn v USING (value)
-      WHERE s.current_count > 0 AND v.asn IS NOT NULL GROUP BY v.asn;
-    CREATE TEMP TABLE observed_domains AS
-      SELECT v.asn, count(DISTINCT c.domain_id) AS domains FROM temp.cur c JOIN value_asn v USING (value)
-      WHERE v.asn IS NOT NULL GROUP BY v.asn;
-    UPDATE asn SET observed_ips = 0, observed_domains = 0;
-    UPDATE asn SET observed_ips = o.ips FROM observed o WHERE o.asn = asn.asn;
-    UPDATE asn SET observed_domains = o.domains FROM observed_domains o WHERE o.asn = asn.asn;
-    DROP TABLE temp.cur;
-  `);
+}
 
-  // Hosting runs, domain by domain, reading intervals in rowid (= domain) order in slices.
+/** Hosting runs, domain by domain, reading intervals in rowid (= domain) order in slices. */
+function writeHostingRuns(db: Database.Database, networks: NetworkResolver): void {
   const maxId = (db.prepare(`SELECT coalesce(max(id), 0) FROM dns_interval`).pluck().get() as number) ?? 0;
   const slice = db.prepare(
-    `SELECT i.domain_id, i.rtype, i.value, i.first_observed, i.last_confirmed, i.ended_at, v.network
-     FROM dns_interval i JOIN value_asn v USING (value) WHERE i.id > ? AND i.id <= ? ORDER BY i.id`,
+    `SELECT domain_id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval WHERE id > ? AND id <= ? ORDER BY id`,
   );
   const insertRuns = db.prepare(`INSERT INTO domain_hosting (domain_id, runs, truncated) VALUES (?, ?, ?)`);
   const flush = (domainId: number, intervals: IntervalOnNetwork[]) => {
@@ -490,7 +547,6 @@ function writeHostingAndObserved(
       first_observed: number;
       last_confirmed: number;
       ended_at: number | null;
-      network: string;
     }>;
     db.transaction(() => {
       for (const r of rows) {
@@ -505,7 +561,7 @@ function writeHostingAndObserved(
           firstObserved: r.first_observed,
           lastConfirmed: r.last_confirmed,
           endedAt: r.ended_at,
-          network: networks.get(r.network)!,
+          network: networks.of(r.value),
         });
       }
     })();

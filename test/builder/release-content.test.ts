@@ -1,0 +1,217 @@
+/**
+ * Builds the demo release (committed real feed excerpts + generated observation rounds) through
+ * the CLI, as `make demo` does, and checks exact values in it.
+ */
+import t from 'tap';
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decodeRun, type EncodedRun } from '../../builder/release/hosting-runs.js';
+import { ipKey, parseIp } from '../../shared/ip.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'content-'));
+t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+const stateDir = path.join(work, 'state');
+const releasesDir = path.join(work, 'releases');
+const env = { ...process.env, ASN_MAPPING: 'ip-location-db' };
+
+function builder(...args: string[]): string {
+  const r = spawnSync(
+    process.execPath,
+    [path.join(root, 'bin/builder.js'), '--state-dir', stateDir, '--releases-dir', releasesDir, ...args],
+    { encoding: 'utf8', env },
+  );
+  if (r.status !== 0) throw new Error(`builder ${args.join(' ')} failed:\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+
+const feeds = spawnSync('bash', [path.join(root, 'demo/import-feeds.sh'), stateDir, releasesDir], {
+  encoding: 'utf8',
+  env,
+});
+t.equal(feeds.status, 0, feeds.stderr);
+t.notMatch(feeds.stdout, /rejected [1-9]/, 'no feed excerpt has a rejected row');
+builder(
+  'import',
+  'ip-location-db',
+  path.join(root, 'demo/data/asn/asn-ipv4.csv'),
+  path.join(root, 'demo/data/asn/asn-ipv6.csv'),
+);
+builder('import', 'tranco', path.join(root, 'demo/data/seed.csv'));
+const rounds = [1, 2, 3, 4].map((n) => path.join(root, `demo/data/observations/round-${n}.ndjson`));
+const imported = builder('import', 'observations', ...rounds);
+t.match(imported, 'round-4.ndjson: read 148, rejected 0, written 148');
+builder('release', '--demo');
+
+const file = path.join(releasesDir, fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim());
+const db = new Database(file, { readonly: true, fileMustExist: true });
+t.teardown(() => db.close());
+const meta = Object.fromEntries(
+  (db.prepare(`SELECT key, value FROM meta`).all() as Array<{ key: string; value: string }>).map((r) => [
+    r.key,
+    r.value,
+  ]),
+);
+const domainId = (name: string) =>
+  db.prepare(`SELECT id FROM domain WHERE name = ?`).pluck().get(name) as number;
+const iso = (s: number | null) =>
+  s === null ? null : new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+
+t.test('meta: id, schema, coverage labelled demo, sources with sha256', async (t) => {
+  t.equal(meta.schema_version, '1');
+  t.equal(`${meta.release_id}.sqlite`, path.basename(file));
+  const coverage = JSON.parse(meta.coverage!);
+  t.same(coverage.observation_window, { first: '2026-10-01T00:00:00Z', last: '2026-10-22T00:12:15Z' });
+  t.same(
+    [
+      coverage.vantage_count,
+      coverage.record_types,
+      coverage.seed.names,
+      coverage.derived.www_names,
+      coverage.dataset,
+    ],
+    [1, ['A', 'AAAA'], 37, 37, 'demo'],
+  );
+  t.notOk('ptr' in coverage, 'no PTR counts without PTR data');
+  const sources = JSON.parse(meta.sources!) as Array<{
+    source: string;
+    records: number;
+    files: Array<{ file: string; sha256: string }>;
+  }>;
+  const cloudflare = sources.find((s) => s.source === 'cloudflare')!;
+  const v4 = fs.readFileSync(path.join(root, 'test/fixtures/feeds/cloudflare/ips-v4.txt'));
+  t.equal(cloudflare.records, 22);
+  t.same(
+    cloudflare.files.find((f) => f.file === 'ips-v4.txt')?.sha256,
+    createHash('sha256').update(v4).digest('hex'),
+  );
+  const attribution = JSON.parse(meta.attribution!) as Array<{ source: string }>;
+  t.ok(attribution.length >= sources.length, 'every source is attributed');
+});
+
+t.test('hosting runs: a move, and a return to a network as a new run', async (t) => {
+  const runs = (name: string) => {
+    const row = db
+      .prepare(`SELECT runs, truncated FROM domain_hosting WHERE domain_id = ?`)
+      .get(domainId(name)) as { runs: string; truncated: number };
+    return (JSON.parse(row.runs) as EncodedRun[]).map((r) => {
+      const run = decodeRun(r, null);
+      return [
+        run.asn,
+        run.provider,
+        run.category,
+        run.addresses,
+        run.record_types.join('+'),
+        iso(run.first_observed),
+        iso(run.ended_at),
+        run.current,
+      ];
+    });
+  };
+  t.same(runs('shop.example'), [
+    [63949, 'Linode', 'hosting', 2, 'A+AAAA', '2026-10-01T00:01:00Z', '2026-10-15T00:01:05Z', false],
+    [13335, 'Cloudflare', 'cdn', 4, 'A+AAAA', '2026-10-15T00:01:00Z', null, true],
+  ]);
+  const news = runs('news.example');
+  t.equal(news.length, 4);
+  t.same(news[0]!.slice(0, 3), [54113, 'Fastly', 'cdn']);
+  t.same(news[3]!.slice(0, 3), [54113, 'Fastly', 'cdn']);
+  t.equal(news[3]![7], true);
+});
+
+t.test('per-IP summary: 14 current domains, sample by seed rank', async (t) => {
+  t.same(db.prepare(`SELECT current_count, sample FROM ip_summary WHERE value = ?`).get('104.16.132.229'), {
+    current_count: 14,
+    sample: JSON.stringify([
+      'blog.example',
+      'www.blog.example',
+      'forum.example',
+      'www.forum.example',
+      'wiki.example',
+      'www.wiki.example',
+      'docs.example',
+      'www.docs.example',
+      'recipes.example',
+      'www.recipes.example',
+    ]),
+  });
+});
+
+t.test('DNS state: a transient failure keeps the answer', async (t) => {
+  t.match(
+    db
+      .prepare(
+        `SELECT outcome, good_outcome, vals, last_confirmed FROM dns_state WHERE domain_id = ? AND rtype = 'A'`,
+      )
+      .get(domainId('status.example')),
+    {
+      outcome: 'timeout',
+      good_outcome: 'positive',
+      vals: '["15.181.232.17"]',
+      last_confirmed: Date.parse('2026-10-15T00:03:00Z') / 1000,
+    },
+  );
+  const history = db
+    .prepare(
+      `SELECT value, ended_at FROM dns_interval WHERE id BETWEEN (SELECT interval_lo FROM domain WHERE id = ?) AND (SELECT interval_hi FROM domain WHERE id = ?) ORDER BY id`,
+    )
+    .all(domainId('api.example'), domainId('api.example'));
+  t.same(
+    history,
+    [
+      { value: '15.181.232.18', ended_at: null },
+      { value: '216.244.7.45', ended_at: null },
+    ],
+    'an order-only change ends nothing',
+  );
+});
+
+t.test('ranges: ASN route with its CIDR decomposition, provider segments', async (t) => {
+  const ip = parseIp('104.21.48.7')!;
+  const key = ipKey(ip.version, ip.value);
+  t.same(
+    db
+      .prepare(
+        `SELECT first_text, last_text, asn, descr, prefixes FROM asn_range WHERE first <= ? ORDER BY first DESC LIMIT 1`,
+      )
+      .get(key),
+    {
+      first_text: '104.16.0.0',
+      last_text: '104.21.127.255',
+      asn: 13335,
+      descr: 'Cloudflare, Inc.',
+      prefixes: '["104.16.0.0/14","104.20.0.0/16","104.21.0.0/17"]',
+    },
+  );
+  const segment = db
+    .prepare(`SELECT last, range_ids FROM provider_segment WHERE first <= ? ORDER BY first DESC LIMIT 1`)
+    .get(key) as { last: Buffer; range_ids: string };
+  t.ok(Buffer.compare(segment.last, key) >= 0, 'the segment holds the address');
+  const ranges = db
+    .prepare(
+      `SELECT prefix, provider, category FROM provider_range WHERE id IN (SELECT value FROM json_each(?))`,
+    )
+    .all(segment.range_ids);
+  t.same(ranges, [{ prefix: '104.16.0.0/13', provider: 'Cloudflare', category: 'cdn' }]);
+  t.match(
+    db
+      .prepare(
+        `SELECT routes_v4, routes_v6, category, category_source, network_role, observed_ips, observed_domains FROM asn WHERE asn = 13335`,
+      )
+      .get(),
+    {
+      routes_v4: 4,
+      routes_v6: 3,
+      category: 'cdn',
+      category_source: 'external',
+      network_role: 'content_network',
+      observed_ips: 11,
+      observed_domains: 22,
+    },
+  );
+});
