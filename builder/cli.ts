@@ -6,7 +6,7 @@ import { loadSettings, type SettingName, type Settings } from '../shared/config.
 import { nowEpoch } from '../shared/time.js';
 import { SOURCES, getSource } from './sources/index.js';
 import { openState, statePath } from './state.js';
-import { describeFile, importObservationFile, importSnapshot, type ImportSummary } from './importer.js';
+import { describeFile, importObservationFiles, importSnapshot, type ImportSummary } from './importer.js';
 import { startProgress } from './progress.js';
 import { publishRelease, pruneReleases } from './release/release-command.js';
 import { inspectRelease, listReleases } from './release/catalog.js';
@@ -92,11 +92,18 @@ export function buildProgram(): Command {
       const db = openState(settings.STATE_DIR);
       try {
         if (kind === 'observations') {
-          for (const file of files) {
-            const progress = startProgress(`import ${path.basename(file)}`, null);
-            const summary = await importObservationFile(db, file, progress);
-            progress.stop();
-            printSummary({ ...summary, source: `observations ${file}` });
+          // One state load, every file in order, one save (one transaction) at the end.
+          const summaries = await importObservationFiles(db, files, (file) =>
+            startProgress(`import ${path.basename(file)}`, null),
+          );
+          summaries.forEach((summary, i) => printSummary({ ...summary, source: `observations ${files[i]}` }));
+          const state = summaries[summaries.length - 1]?.state;
+          if (state) {
+            const s = state.save;
+            console.log(
+              `observations: state loaded in ${state.loadSeconds.toFixed(1)} s, saved in ${s.seconds.toFixed(1)} s ` +
+                `(${s.names} new names, ${s.ended} ended intervals, ${s.states} states written, ${s.mode})`,
+            );
           }
           return;
         }

@@ -17,10 +17,11 @@
  * the state's last query for its name and type is skipped, so importing a file twice changes
  * nothing.
  *
- * Memory: per key (name id × 2 + record type) typed arrays for the codes and the times, and three
- * arrays of strings (the empty array shares one constant; the firsts of a new answer are shared by
- * all the keys first seen in the same second); names live as UTF-8 bytes in one arena with an
- * open-addressing hash table, so the line scanner looks them up without creating strings.
+ * Memory: per key (name index × 2 + record type) typed arrays for the codes and the times, and
+ * the three JSON texts as UTF-8 bytes in arenas (TextColumn); names live as UTF-8 bytes in an
+ * arena with an open-addressing hash table, so lines are looked up without creating strings. No
+ * JavaScript object per name or key: 4 million keys cost about 400 MB, and major garbage
+ * collections stay cheap.
  */
 import type { StateDb } from './state.js';
 import type { ObservationRecord } from './sources/types.js';
@@ -90,11 +91,16 @@ export function hashBytes(b: Uint8Array, start: number, end: number): number {
   return h;
 }
 
-function bytesEqualString(b: Uint8Array, start: number, end: number, s: string): boolean {
-  if (s.length !== end - start) return false;
-  for (let i = 0; i < s.length; i++) if (b[start + i] !== s.charCodeAt(i)) return false;
-  return true;
+/**
+ * The bytes as a string, one byte per character (Buffer#latin1Slice: no UTF-8 decoding and no
+ * encoding lookup as in toString(); twice as fast). For bytes known to be ASCII only.
+ */
+function asciiText(b: Buffer, start: number, end: number): string {
+  return (b as unknown as { latin1Slice(start: number, end: number): string }).latin1Slice(start, end);
 }
+
+/** Bytes of a name that order new names before they get their ids (a multiple of 4). */
+const SORT_PREFIX = 12;
 
 /** Names as UTF-8 bytes in one arena, found by an open-addressing hash table (linear probing). */
 class NameTable {
@@ -107,6 +113,8 @@ class NameTable {
   /** index + 1 of the name in each slot; 0 = empty. */
   private slots = new Int32Array(2048);
   private mask = 2047;
+  /** No byte above 127 in any name: names are read back without UTF-8 decoding. */
+  private ascii = true;
 
   /** Index of the name in bytes [start, end) with hash h, or -1. */
   find(b: Uint8Array, start: number, end: number, h: number): number {
@@ -134,28 +142,88 @@ class NameTable {
     }
     const arena = this.arena;
     const offset = this.used;
-    for (let i = 0; i < length; i++) arena[offset + i] = b[start + i]!;
+    let all = 0;
+    for (let i = 0; i < length; i++) all |= arena[offset + i] = b[start + i]!;
+    if (all > 127) this.ascii = false;
     this.used += length;
     return this.register(offset, length, h);
   }
 
-  /** Adds a name (absent) given as a string. */
-  addString(name: string): number {
-    const room = name.length * 3;
+  /**
+   * Indexes from..count-1 ordered by the first SORT_PREFIX bytes of their names (byte order, as
+   * SQLite's BINARY collation; names sharing that prefix keep their order). Inserting names in
+   * this order only appends to dns_name's UNIQUE index, or nearly: three times cheaper than
+   * inserting them in the order they were seen. LSD radix sort on 16-bit digits of prefix words
+   * read once in arena order: cache-friendly, unlike comparisons of names spread over the arena.
+   */
+  sortedByPrefix(from: number): Int32Array {
+    const n = this.count - from;
+    const words = SORT_PREFIX / 4;
+    let keys = new Uint32Array(n * words);
+    const arena = this.arena;
+    for (let i = 0; i < n; i++) {
+      const offset = this.offsets[from + i]!;
+      const length = this.lengths[from + i]!;
+      for (let w = 0; w < words; w++) {
+        let word = 0;
+        for (let j = w * 4; j < w * 4 + 4; j++) word = word * 256 + (j < length ? arena[offset + j]! : 0);
+        keys[i * words + w] = word;
+      }
+    }
+    let order = new Int32Array(n);
+    for (let i = 0; i < n; i++) order[i] = from + i;
+    let nextKeys = new Uint32Array(n * words);
+    let nextOrder = new Int32Array(n);
+    const counts = new Int32Array(65537);
+    for (let pass = words * 2 - 1; pass >= 0; pass--) {
+      const w = pass >> 1;
+      const shift = pass & 1 ? 0 : 16;
+      counts.fill(0);
+      for (let i = 0; i < n; i++) counts[((keys[i * words + w]! >>> shift) & 0xffff) + 1]!++;
+      if (counts[((keys[w]! >>> shift) & 0xffff) + 1] === n) continue; // one digit: nothing moves
+      for (let d = 1; d <= 65536; d++) counts[d]! += counts[d - 1]!;
+      for (let i = 0; i < n; i++) {
+        const at = counts[(keys[i * words + w]! >>> shift) & 0xffff]!++;
+        nextOrder[at] = order[i]!;
+        for (let x = 0; x < words; x++) nextKeys[at * words + x] = keys[i * words + x]!;
+      }
+      [keys, nextKeys] = [nextKeys, keys];
+      [order, nextOrder] = [nextOrder, order];
+    }
+    return order;
+  }
+
+  /** Adds names (absent, none empty) given as one text, newline-separated; returns how many. */
+  addMany(text: string): number {
+    const room = text.length * 3;
     if (this.used + room > this.arena.length) {
       const arena = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.used + room));
       this.arena.copy(arena, 0, 0, this.used);
       this.arena = arena;
     }
-    const offset = this.used;
-    const length = this.arena.write(name, offset, 'utf8');
-    this.used += length;
-    return this.register(offset, length, hashBytes(this.arena, offset, offset + length));
+    const arena = this.arena;
+    const start = this.used;
+    const end = start + arena.write(text, start, 'utf8');
+    if (end - start !== text.length) this.ascii = false;
+    let added = 0;
+    let h = FNV_OFFSET;
+    let nameStart = start;
+    for (let i = start; i <= end; i++) {
+      if (i === end || arena[i] === 10) {
+        this.register(nameStart, i - nameStart, h);
+        added++;
+        h = FNV_OFFSET;
+        nameStart = i + 1;
+      } else h = Math.imul(h ^ arena[i]!, FNV_PRIME);
+    }
+    this.used = end;
+    return added;
   }
 
   name(index: number): string {
     const offset = this.offsets[index]!;
-    return this.arena.toString('utf8', offset, offset + this.lengths[index]!);
+    const end = offset + this.lengths[index]!;
+    return this.ascii ? asciiText(this.arena, offset, end) : this.arena.toString('utf8', offset, end);
   }
 
   private register(offset: number, length: number, h: number): number {
@@ -202,15 +270,23 @@ export interface SaveResult {
   /** 'replace': INSERT OR REPLACE of the changed keys; 'rewrite': DELETE and insert all keys. */
   mode: 'replace' | 'rewrite' | 'none';
   seconds: number;
+  /** Seconds per step: sorting new names, writing names, ended rows, states, and the commit. */
+  steps: { sort: number; names: number; ended: number; states: number; commit: number };
 }
 
 /**
  * Share of changed keys from which save() rewrites dns_state whole (DELETE, then insert every key
- * in key order) instead of INSERT OR REPLACE per changed key. Measured on 4,000,000 keys (see
- * importer.ts): a rewrite costs about the same per row as an insert, a replace about 1.3 times
- * as much, so the rewrite wins once roughly three quarters of the keys changed.
+ * in key order) instead of INSERT OR REPLACE per changed key (also in key order). Measured with
+ * all 4,000,000 keys changed (a second round imported into a saved first one), both take the
+ * same time within the noise of the machine (10.1 s and 10.1 s, 13.1 s and 10.9 s): a replace
+ * of a WITHOUT ROWID row found by its key costs about what an append does. The rewrite is kept
+ * for states where most keys changed (every confirmation changes its key) since it leaves a
+ * freshly packed table; replace otherwise, which only touches the changed keys.
  */
 const REWRITE_SHARE = 0.75;
+
+/** SQLite page cache while saving (KiB, as PRAGMA cache_size takes it when negative). */
+const SAVE_CACHE_SIZE = -32768;
 
 /** Rows per multi-row INSERT: fewer statement calls (about 1 µs each) without huge statements. */
 const ROWS_PER_STATEMENT = 64;
@@ -243,7 +319,8 @@ class RowWriter {
   endRow(): void {
     this.written++;
     if (++this.n === ROWS_PER_STATEMENT) {
-      this.many.run(this.values);
+      // Spread: better-sqlite3 binds arguments about twice as fast as the elements of an array.
+      this.many.run(...this.values);
       this.n = 0;
     }
   }
@@ -257,30 +334,213 @@ class RowWriter {
 }
 
 const STATE_COLUMNS = `name_id, rtype, outcome, good_outcome, vals, firsts, cnames, last_observed, last_confirmed, last_positive`;
-/** dns_state columns from 8 bound values: id, codes (AAAA × 64 + outcome × 8 + good), vals, firsts, cnames (null = []), times. */
-const STATE_SELECT = `SELECT column1, CASE WHEN column2 >= 64 THEN 'AAAA' ELSE 'A' END,
-  ${OUTCOME_SQL('((column2 >> 3) & 7)')}, ${OUTCOME_SQL('(column2 & 7)')},
-  coalesce(column3, '${EMPTY_JSON}'), coalesce(column4, '${EMPTY_JSON}'), coalesce(column5, '${EMPTY_JSON}'),
-  column6, column7, column8`;
+
+/*
+ * A dns_state row is bound as few values as possible (each bound value costs about 0.1 µs,
+ * a string more): column1 packs name_id × 512 + AAAA × 256 + (last_confirmed = last_observed) × 128
+ * + (last_positive = last_observed) × 64 + outcome × 8 + good outcome; column2 is last_observed.
+ * The other values are bound only when a row needs them (its shape): last_confirmed and
+ * last_positive when they are neither null nor last_observed, vals and firsts when not empty,
+ * cnames when not empty. Rows of one shape go through one multi-row INSERT.
+ */
+/**
+ * Times are bound as t - TIME_BASE (added back in SQL): small integers, which V8 keeps unboxed,
+ * where epoch seconds would allocate a heap number per value. Any time stays exact.
+ */
+const TIME_BASE = 1_800_000_000;
+const SHAPE_CONFIRMED = 1;
+const SHAPE_POSITIVE = 2;
+const SHAPE_VALS = 4;
+const SHAPE_CNAMES = 8;
+
+function stateSql(shape: number, replace: boolean, rows: string): string {
+  let column = 3;
+  const next = (): string => `column${column++}`;
+  const time = (flag: number, bit: number): string =>
+    shape & flag ? `${next()} + ${TIME_BASE}` : `CASE WHEN column1 & ${bit} THEN column2 + ${TIME_BASE} END`;
+  const confirmed = time(SHAPE_CONFIRMED, 128);
+  const positive = time(SHAPE_POSITIVE, 64);
+  const vals = shape & SHAPE_VALS ? next() : `'${EMPTY_JSON}'`;
+  const firsts = shape & SHAPE_VALS ? next() : `'${EMPTY_JSON}'`;
+  const cnames = shape & SHAPE_CNAMES ? next() : `'${EMPTY_JSON}'`;
+  return `INSERT ${replace ? 'OR REPLACE ' : ''}INTO dns_state (${STATE_COLUMNS})
+    SELECT column1 >> 9, CASE WHEN column1 & 256 THEN 'AAAA' ELSE 'A' END,
+      ${OUTCOME_SQL('((column1 >> 3) & 7)')}, ${OUTCOME_SQL('(column1 & 7)')},
+      ${vals}, ${firsts}, ${cnames}, column2 + ${TIME_BASE}, ${confirmed}, ${positive}
+    FROM (VALUES ${rows})`;
+}
+
+function shapeColumns(shape: number): number {
+  return (
+    2 +
+    (shape & SHAPE_CONFIRMED ? 1 : 0) +
+    (shape & SHAPE_POSITIVE ? 1 : 0) +
+    (shape & SHAPE_VALS ? 2 : 0) +
+    (shape & SHAPE_CNAMES ? 1 : 0)
+  );
+}
+
+/**
+ * One JSON text per key (vals, firsts or cnames) as UTF-8 bytes in an arena: millions of small
+ * strings would cost 16 bytes of header each and garbage-collector time (every major GC marks
+ * them all). Length 0 stands for the empty array. A replaced text leaves its bytes behind until
+ * the arena is compacted, which happens when more than half of it is such garbage.
+ */
+class TextColumn {
+  private bytes = Buffer.allocUnsafe(1 << 16);
+  private used = 0;
+  private garbage = 0;
+  private offsets = new Uint32Array(2048);
+  private lengths = new Uint32Array(2048);
+  /** No byte above 127 was ever stored: texts are read back without UTF-8 decoding. */
+  private ascii = true;
+
+  /** Room for keys [0, keys). */
+  ensure(keys: number): void {
+    if (keys <= this.offsets.length) return;
+    const size = Math.max(keys, this.offsets.length * 2);
+    this.offsets = grow(this.offsets, new Uint32Array(size));
+    this.lengths = grow(this.lengths, new Uint32Array(size));
+  }
+
+  isEmpty(k: number): boolean {
+    return this.lengths[k] === 0;
+  }
+
+  /** Whether key k holds the text in bytes [start, end) of b (2 bytes or less: the empty array). */
+  equals(k: number, b: Uint8Array, start: number, end: number): boolean {
+    const n = end - start;
+    const length = this.lengths[k]!;
+    if (n <= EMPTY_JSON.length) return length === 0;
+    if (length !== n) return false;
+    const offset = this.offsets[k]!;
+    const bytes = this.bytes;
+    for (let i = 0; i < n; i++) if (bytes[offset + i] !== b[start + i]) return false;
+    return true;
+  }
+
+  /** Sets key k to the text in bytes [start, end) of b (2 bytes or less: the empty array). */
+  set(k: number, b: Uint8Array, start: number, end: number): void {
+    this.garbage += this.lengths[k]!;
+    const n = end - start;
+    if (n <= EMPTY_JSON.length) {
+      this.lengths[k] = 0;
+      return;
+    }
+    const offset = this.reserve(n);
+    const bytes = this.bytes;
+    let all = 0;
+    for (let i = 0; i < n; i++) all |= bytes[offset + i] = b[start + i]!;
+    if (all > 127) this.ascii = false;
+    this.used = offset + n;
+    this.offsets[k] = offset;
+    this.lengths[k] = n;
+  }
+
+  setText(k: number, text: string): void {
+    this.garbage += this.lengths[k]!;
+    if (text === EMPTY_JSON) {
+      this.lengths[k] = 0;
+      return;
+    }
+    const offset = this.reserve(text.length * 3);
+    const n = this.bytes.write(text, offset, 'utf8');
+    if (n !== text.length) this.ascii = false;
+    this.used = offset + n;
+    this.offsets[k] = offset;
+    this.lengths[k] = n;
+  }
+
+  text(k: number): string {
+    const length = this.lengths[k]!;
+    if (length === 0) return EMPTY_JSON;
+    const offset = this.offsets[k]!;
+    return this.ascii
+      ? asciiText(this.bytes, offset, offset + length)
+      : this.bytes.toString('utf8', offset, offset + length);
+  }
+
+  /**
+   * Sets keys[0..count) to the newline-separated texts of `text` (an empty one: the empty array,
+   * as the load query writes it); throws unless there are exactly count of them.
+   */
+  load(text: string, keys: Int32Array, count: number): void {
+    const start = this.reserve(text.length * 3);
+    const bytes = this.bytes;
+    const end = start + bytes.write(text, start, 'utf8');
+    if (end - start !== text.length) this.ascii = false;
+    this.used = end;
+    let i = 0;
+    let from = start;
+    for (let p = start; p <= end; p++) {
+      if (p < end && bytes[p] !== 10) continue;
+      if (i === count) break;
+      const k = keys[i++]!;
+      this.garbage += this.lengths[k]!;
+      this.offsets[k] = from;
+      this.lengths[k] = p - from;
+      from = p + 1;
+    }
+    if (i !== count || from !== end + 1) throw new Error('dns_state: a JSON text spans lines');
+  }
+
+  /** Where n more bytes go (this.used is moved past them by the caller). */
+  private reserve(n: number): number {
+    if (this.used + n > this.bytes.length) {
+      if (this.garbage * 2 > this.used) this.compact(n);
+      if (this.used + n > this.bytes.length) {
+        const bytes = Buffer.allocUnsafe(Math.max(Math.ceil(this.bytes.length * 1.5), this.used + n));
+        this.bytes.copy(bytes, 0, 0, this.used);
+        this.bytes = bytes;
+      }
+    }
+    return this.used;
+  }
+
+  /** Copies the live texts to a new arena with room for n more bytes. */
+  private compact(n: number): void {
+    const live = this.used - this.garbage;
+    const bytes = Buffer.allocUnsafe(Math.max(1 << 16, Math.ceil((live + n) * 1.25)));
+    let used = 0;
+    for (let k = 0; k < this.lengths.length; k++) {
+      const length = this.lengths[k]!;
+      if (length === 0) continue;
+      this.bytes.copy(bytes, used, this.offsets[k]!, this.offsets[k]! + length);
+      this.offsets[k] = used;
+      used += length;
+    }
+    this.bytes = bytes;
+    this.used = used;
+    this.garbage = 0;
+  }
+}
+
+/** Rows per query when the state is loaded (texts of that many rows in one string). */
+const LOAD_ROWS = 16384;
 
 export class DnsStateMachine {
   private readonly names = new NameTable();
-  /** dns_name.id per name index (ascending: new names get ids above every stored one). */
+  /**
+   * dns_name.id per name index. New names get theirs when saved: above every stored id, ordered
+   * by name, so both B-trees of dns_name (rowid and the UNIQUE index) are (nearly) only appended
+   * to.
+   */
   private nameIds = new Float64Array(1024);
-  /** Names [0, storedNames) are in dns_name. */
+  /** Name indexes by ascending id: [0, storedNames) are in dns_name. */
+  private byId = new Int32Array(1024);
   private storedNames = 0;
   private nextNameId = 1;
 
-  // Per key = name index × 2 + (AAAA ? 1 : 0). Times are epoch seconds, NaN = null.
+  // Per key = name index × 2 + (AAAA ? 1 : 0). Outcome 0: no state yet. Times: epoch seconds, NaN = null.
   private outcome = new Uint8Array(2048);
   private good = new Uint8Array(2048);
   private dirty = new Uint8Array(2048);
   private lastObserved = new Float64Array(2048);
   private lastConfirmed = new Float64Array(2048);
   private lastPositive = new Float64Array(2048);
-  private readonly vals: string[] = [];
-  private readonly firsts: string[] = [];
-  private readonly cnames: string[] = [];
+  private readonly vals = new TextColumn();
+  private readonly firsts = new TextColumn();
+  private readonly cnames = new TextColumn();
   private dirtyCount = 0;
 
   // dns_ended rows not yet saved.
@@ -290,11 +550,9 @@ export class DnsStateMachine {
   private endedLast: number[] = [];
   private endedAt: number[] = [];
 
-  // firsts of a new answer, shared per (time, number of addresses).
+  // The firsts text of a new answer first seen at firstsTime, per number of addresses.
   private firstsTime = NaN;
-  private readonly firstsCache: string[] = [];
-  // CNAME chain text last made (A and AAAA of a name usually share it).
-  private lastCnames = EMPTY_JSON;
+  private readonly firstsCache: Buffer[] = [];
 
   private scratch = Buffer.allocUnsafe(4096);
   private readonly recordFields = new ObservationFields();
@@ -303,65 +561,115 @@ export class DnsStateMachine {
     this.load();
   }
 
-  /** Names and keys known (loaded or seen). */
-  get size(): { names: number; keys: number } {
-    let keys = 0;
-    for (let k = 0; k < this.names.count * 2; k++) if (this.outcome[k] !== 0) keys++;
-    return { names: this.names.count, keys };
-  }
-
+  /**
+   * Loads dns_name and dns_state. Rows are fetched LOAD_ROWS at a time with their values joined
+   * into a few strings by SQLite (group_concat): fetching millions of rows one by one costs a few
+   * microseconds each through better-sqlite3. The strings of one query list the rows in the same
+   * order, whatever it is.
+   */
   private load(): void {
-    const names = this.db.prepare(`SELECT id, name FROM dns_name ORDER BY id`).raw();
-    for (const row of names.iterate() as IterableIterator<[number, string]>) {
-      const index = this.addName(row[1]);
-      this.nameIds[index] = row[0];
-      this.nextNameId = row[0] + 1;
+    const names = this.db.prepare(
+      `SELECT count(*), group_concat(id, ','), group_concat(name, char(10))
+       FROM (SELECT id, name FROM dns_name WHERE id > ? ORDER BY id LIMIT ${LOAD_ROWS})`,
+    );
+    let after = -Infinity;
+    for (;;) {
+      const [count, ids, text] = names.raw().get(after) as [number, string | null, string | null];
+      if (count === 0) break;
+      const first = this.names.count;
+      if (this.names.addMany(text!) !== count) throw new Error('dns_name: a name spans lines');
+      const parsed = JSON.parse(`[${ids!}]`) as number[];
+      for (let i = 0; i < count; i++) {
+        this.newKeys(first + i);
+        this.nameIds[first + i] = parsed[i]!;
+        after = Math.max(after, parsed[i]!);
+      }
     }
     this.storedNames = this.names.count;
-    const states = this.db
-      .prepare(
-        `SELECT name_id, CASE rtype WHEN 'A' THEN 0 WHEN 'AAAA' THEN 1 ELSE -1 END,
-           ${OUTCOME_CODE_SQL('outcome')}, ${OUTCOME_CODE_SQL(`coalesce(good_outcome, '')`)},
-           nullif(vals, '${EMPTY_JSON}'), nullif(firsts, '${EMPTY_JSON}'), nullif(cnames, '${EMPTY_JSON}'),
-           last_observed, last_confirmed, last_positive
-         FROM dns_state ORDER BY name_id, rtype`,
-      )
-      .raw();
-    let index = 0;
-    let previousFirsts = EMPTY_JSON;
-    type Row = [number, number, number, number, string | null, string | null, string | null, number, number | null, number | null];
-    for (const row of states.iterate() as IterableIterator<Row>) {
-      const nameId = row[0];
-      while (index < this.names.count && this.nameIds[index]! < nameId) index++;
-      if (index === this.names.count || this.nameIds[index] !== nameId) {
-        throw new Error(`dns_state has a row for name id ${nameId}, which dns_name does not list`);
+    this.nextNameId = Number.isFinite(after) ? after + 1 : 1;
+    // Name indexes by id, to find the name of a dns_state row.
+    const byId = this.byId.subarray(0, this.storedNames);
+    let sorted = true;
+    for (let i = 0; i < byId.length; i++) {
+      byId[i] = i;
+      if (i > 0 && this.nameIds[i]! < this.nameIds[i - 1]!) sorted = false;
+    }
+    if (!sorted) byId.sort((a, b) => this.nameIds[a]! - this.nameIds[b]!);
+
+    const text = (column: string): string =>
+      `group_concat(CASE ${column} WHEN '${EMPTY_JSON}' THEN '' ELSE ${column} END, char(10))`;
+    const states = this.db.prepare(
+      `SELECT count(*),
+         group_concat(name_id || ',' || CASE rtype WHEN 'A' THEN 0 WHEN 'AAAA' THEN 1 ELSE -1 END
+           || ',' || ${OUTCOME_CODE_SQL('outcome')} || ',' || ${OUTCOME_CODE_SQL(`coalesce(good_outcome, '')`)}
+           || ',' || last_observed || ',' || ifnull(last_confirmed, 'null') || ',' || ifnull(last_positive, 'null'), ','),
+         ${text('vals')}, ${text('firsts')}, ${text('cnames')}
+       FROM (SELECT * FROM dns_state WHERE (name_id, rtype) > (?, ?) ORDER BY name_id, rtype LIMIT ${LOAD_ROWS})`,
+    );
+    const keys = new Int32Array(LOAD_ROWS);
+    let afterId = -Infinity;
+    let afterType = 0;
+    for (;;) {
+      const row = states.raw().get(afterId, afterType === 1 ? 'AAAA' : 'A') as [
+        number,
+        string,
+        string,
+        string,
+        string,
+      ];
+      const count = row[0];
+      if (count === 0) break;
+      const numbers = JSON.parse(`[${row[1]}]`) as Array<number | null>;
+      for (let i = 0; i < count; i++) {
+        const nameId = numbers[i * 7]!;
+        const aaaa = numbers[i * 7 + 1]!;
+        const oc = numbers[i * 7 + 2]!;
+        const good = numbers[i * 7 + 3]!;
+        const index = this.indexOfId(nameId);
+        if (index < 0)
+          throw new Error(`dns_state has a row for name id ${nameId}, which dns_name does not list`);
+        if (aaaa < 0 || oc <= 0 || good < 0) {
+          throw new Error(`dns_state row of name id ${nameId} has an unknown record type or outcome`);
+        }
+        if (nameId > afterId || (nameId === afterId && aaaa > afterType)) {
+          afterId = nameId;
+          afterType = aaaa;
+        }
+        const k = index * 2 + aaaa;
+        keys[i] = k;
+        this.outcome[k] = oc;
+        this.good[k] = good;
+        this.lastObserved[k] = numbers[i * 7 + 4]!;
+        this.lastConfirmed[k] = numbers[i * 7 + 5] ?? NaN;
+        this.lastPositive[k] = numbers[i * 7 + 6] ?? NaN;
       }
-      if (row[1] < 0 || row[2] <= 0 || row[3] < 0) {
-        throw new Error(`dns_state row of name id ${nameId} has an unknown record type or outcome`);
-      }
-      const k = index * 2 + row[1];
-      this.outcome[k] = row[2];
-      this.good[k] = row[3];
-      this.vals[k] = row[4] ?? EMPTY_JSON;
-      // Keys first seen in the same second share their firsts text.
-      const firsts = row[5] ?? EMPTY_JSON;
-      this.firsts[k] = firsts === previousFirsts ? previousFirsts : (previousFirsts = firsts);
-      this.cnames[k] = row[6] ?? EMPTY_JSON;
-      this.lastObserved[k] = row[7];
-      this.lastConfirmed[k] = row[8] ?? NaN;
-      this.lastPositive[k] = row[9] ?? NaN;
+      this.vals.load(row[2], keys, count);
+      this.firsts.load(row[3], keys, count);
+      this.cnames.load(row[4], keys, count);
     }
   }
 
-  private addName(name: string): number {
-    const index = this.names.addString(name);
-    this.newKeys(index);
-    return index;
+  /** Index of the stored name with this id, or -1 (binary search in byId). */
+  private indexOfId(id: number): number {
+    let lo = 0;
+    let hi = this.storedNames - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const index = this.byId[mid]!;
+      const x = this.nameIds[index]!;
+      if (x === id) return index;
+      if (x < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 
   /** Room for the two keys of a new name index. */
   private newKeys(index: number): void {
-    if (index >= this.nameIds.length) this.nameIds = grow(this.nameIds, new Float64Array(this.nameIds.length * 2));
+    if (index >= this.nameIds.length) {
+      this.nameIds = grow(this.nameIds, new Float64Array(this.nameIds.length * 2));
+      this.byId = grow(this.byId, new Int32Array(this.byId.length * 2));
+    }
     const keys = (index + 1) * 2;
     if (keys > this.outcome.length) {
       const size = this.outcome.length * 2;
@@ -371,10 +679,10 @@ export class DnsStateMachine {
       this.lastObserved = grow(this.lastObserved, new Float64Array(size));
       this.lastConfirmed = grow(this.lastConfirmed, new Float64Array(size));
       this.lastPositive = grow(this.lastPositive, new Float64Array(size));
+      this.vals.ensure(size);
+      this.firsts.ensure(size);
+      this.cnames.ensure(size);
     }
-    this.vals.push(EMPTY_JSON, EMPTY_JSON);
-    this.firsts.push(EMPTY_JSON, EMPTY_JSON);
-    this.cnames.push(EMPTY_JSON, EMPTY_JSON);
   }
 
   /** Applies one already parsed (canonical) observation. */
@@ -407,7 +715,6 @@ export class DnsStateMachine {
     if (index < 0) {
       index = this.names.add(f.buf, f.nameStart, f.nameEnd, f.nameHash);
       this.newKeys(index);
-      this.nameIds[index] = this.nextNameId++;
     }
     const k = index * 2 + f.aaaa;
     const t = f.time;
@@ -418,10 +725,11 @@ export class DnsStateMachine {
       this.outcome[k] = oc;
       this.good[k] = transient ? 0 : oc;
       if (f.nVals > 0) {
-        this.vals[k] = this.text(f.valsBuf, f.valsStart, f.valsEnd);
-        this.firsts[k] = this.firstsOf(t, f.nVals);
+        this.vals.set(k, f.valsBuf, f.valsStart, f.valsEnd);
+        const firsts = this.firstsOf(t, f.nVals);
+        this.firsts.set(k, firsts, 0, firsts.length);
       }
-      this.cnames[k] = this.cnamesOf(f);
+      this.cnames.set(k, f.buf, f.cnamesStart, f.cnamesEnd);
       this.lastObserved[k] = t;
       this.lastConfirmed[k] = transient ? NaN : t;
       this.lastPositive[k] = oc === POSITIVE ? t : NaN;
@@ -434,13 +742,18 @@ export class DnsStateMachine {
       this.outcome[k] = oc;
       this.lastObserved[k] = t;
       counts.transient++;
-    } else if (this.good[k] === oc && this.sameVals(f, this.vals[k]!)) {
+    } else if (
+      this.good[k] === oc &&
+      (f.nVals === 0 ? this.vals.isEmpty(k) : this.vals.equals(k, f.valsBuf, f.valsStart, f.valsEnd))
+    ) {
       // Same answer: last_confirmed advances, the CNAME chain is updated.
       this.outcome[k] = oc;
       this.lastObserved[k] = t;
       this.lastConfirmed[k] = t;
       if (oc === POSITIVE) this.lastPositive[k] = t;
-      if (!this.sameCnames(f, this.cnames[k]!)) this.cnames[k] = this.cnamesOf(f);
+      if (!this.cnames.equals(k, f.buf, f.cnamesStart, f.cnamesEnd)) {
+        this.cnames.set(k, f.buf, f.cnamesStart, f.cnamesEnd);
+      }
       counts.confirmed++;
     } else {
       this.change(k, f);
@@ -455,13 +768,11 @@ export class DnsStateMachine {
   /** A different answer: addresses that left end their interval, those that joined open one. */
   private change(k: number, f: ObservationFields): void {
     const t = f.time;
-    const oldVals = this.vals[k]!;
-    const newVals = f.nVals > 0 ? this.text(f.valsBuf, f.valsStart, f.valsEnd) : EMPTY_JSON;
-    let firsts = f.nVals > 0 ? this.firstsOf(t, f.nVals) : EMPTY_JSON;
-    if (oldVals.length > EMPTY_JSON.length) {
-      const before = JSON.parse(oldVals) as string[];
-      const beforeFirsts = JSON.parse(this.firsts[k]!) as number[];
-      const after = f.nVals > 0 ? (JSON.parse(newVals) as string[]) : [];
+    if (!this.vals.isEmpty(k)) {
+      const before = JSON.parse(this.vals.text(k)) as string[];
+      const beforeFirsts = JSON.parse(this.firsts.text(k)) as number[];
+      const after =
+        f.nVals > 0 ? (JSON.parse(f.valsBuf.toString('utf8', f.valsStart, f.valsEnd)) as string[]) : [];
       const lastConfirmed = this.lastPositive[k]!;
       for (let i = 0; i < before.length; i++) {
         if (after.includes(before[i]!)) continue;
@@ -471,145 +782,120 @@ export class DnsStateMachine {
         this.endedLast.push(lastConfirmed);
         this.endedAt.push(t);
       }
-      let kept = false;
-      const afterFirsts = after.map((v) => {
-        const i = before.indexOf(v);
-        if (i < 0) return t;
-        kept = true;
-        return beforeFirsts[i]!;
-      });
-      if (kept) firsts = `[${afterFirsts.join(',')}]`;
+      this.firsts.setText(
+        k,
+        `[${after
+          .map((v) => {
+            const i = before.indexOf(v);
+            return i < 0 ? t : beforeFirsts[i]!;
+          })
+          .join(',')}]`,
+      );
+    } else if (f.nVals > 0) {
+      const firsts = this.firstsOf(t, f.nVals);
+      this.firsts.set(k, firsts, 0, firsts.length);
     }
+    if (f.nVals > 0) this.vals.set(k, f.valsBuf, f.valsStart, f.valsEnd);
+    else this.vals.setText(k, EMPTY_JSON);
+    this.cnames.set(k, f.buf, f.cnamesStart, f.cnamesEnd);
     this.outcome[k] = f.outcome;
     this.good[k] = f.outcome;
-    this.vals[k] = newVals;
-    this.firsts[k] = firsts;
-    this.cnames[k] = this.cnamesOf(f);
     this.lastObserved[k] = t;
     this.lastConfirmed[k] = t;
     if (f.outcome === POSITIVE) this.lastPositive[k] = t;
   }
 
-  private sameVals(f: ObservationFields, stored: string): boolean {
-    if (f.nVals === 0) return stored.length === EMPTY_JSON.length;
-    return bytesEqualString(f.valsBuf, f.valsStart, f.valsEnd, stored);
-  }
-
-  private sameCnames(f: ObservationFields, stored: string): boolean {
-    if (f.cnamesEnd - f.cnamesStart <= EMPTY_JSON.length) return stored.length === EMPTY_JSON.length;
-    return bytesEqualString(f.buf, f.cnamesStart, f.cnamesEnd, stored);
-  }
-
-  private cnamesOf(f: ObservationFields): string {
-    if (f.cnamesEnd - f.cnamesStart <= EMPTY_JSON.length) return EMPTY_JSON;
-    if (bytesEqualString(f.buf, f.cnamesStart, f.cnamesEnd, this.lastCnames)) return this.lastCnames;
-    return (this.lastCnames = this.text(f.buf, f.cnamesStart, f.cnamesEnd));
-  }
-
-  /** A new flat string (never a slice that would keep the whole read buffer alive). */
-  private text(b: Buffer, start: number, end: number): string {
-    return b.toString('utf8', start, end);
-  }
-
-  /** `[t,t,…]` for n addresses first seen at t; shared by the keys of the same second. */
-  private firstsOf(t: number, n: number): string {
+  /** `[t,t,…]` for n addresses first seen at t (kept for the lines of the same second). */
+  private firstsOf(t: number, n: number): Buffer {
     if (t !== this.firstsTime) {
       this.firstsTime = t;
       this.firstsCache.length = 0;
     }
-    let s = this.firstsCache[n];
-    if (s === undefined) {
-      s = `[${new Array<number>(n).fill(t).join(',')}]`;
-      this.firstsCache[n] = s;
+    let text = this.firstsCache[n];
+    if (text === undefined) {
+      text = Buffer.from(`[${new Array<number>(n).fill(t).join(',')}]`);
+      this.firstsCache[n] = text;
     }
-    return s;
+    return text;
   }
 
   /**
    * Writes what changed since the last save in one transaction: new names, new dns_ended rows,
-   * and the dns_state rows of changed keys. After an error nothing is written and this machine
-   * no longer matches the database: discard it.
+   * and the dns_state rows of changed keys, everything in key order. After an error nothing is
+   * written and this machine no longer matches the database: discard it.
    */
   save(): SaveResult {
     const started = performance.now();
-    const keys = this.names.count * 2;
+    const nameCount = this.names.count;
     let present = 0;
-    for (let k = 0; k < keys; k++) if (this.outcome[k] !== 0) present++;
+    for (let k = 0; k < nameCount * 2; k++) if (this.outcome[k] !== 0) present++;
     const mode: SaveResult['mode'] =
       this.dirtyCount === 0 ? 'none' : this.dirtyCount >= present * REWRITE_SHARE ? 'rewrite' : 'replace';
-    const result = { names: 0, ended: 0, states: 0, mode, seconds: 0 };
-    this.db.transaction(() => {
-      const names = new RowWriter(this.db, 2, (rows) => `INSERT INTO dns_name (id, name) VALUES ${rows}`);
-      const nv = names.values;
-      for (let i = this.storedNames; i < this.names.count; i++) {
-        const at = names.at;
-        nv[at] = this.nameIds[i];
-        nv[at + 1] = this.names.name(i);
-        names.endRow();
-      }
-      names.flush();
-      result.names = names.written;
-      if (process.env.DNS_SAVE_DEBUG) console.error('names', (performance.now() - started).toFixed(0));
+    const steps = { sort: 0, names: 0, ended: 0, states: 0, commit: 0 };
+    const result: SaveResult = { names: 0, ended: 0, states: 0, mode, seconds: 0, steps };
+    let mark = started;
+    const step = (name: keyof typeof steps): void => {
+      const now = performance.now();
+      steps[name] = (now - mark) / 1000;
+      mark = now;
+    };
+    const fresh = this.names.sortedByPrefix(this.storedNames);
+    step('sort');
+    for (let r = 0; r < fresh.length; r++) this.nameIds[fresh[r]!] = this.nextNameId + r;
+    // Every write below goes in key order: a small page cache is as fast and uses less memory.
+    const cacheSize = this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`cache_size = ${SAVE_CACHE_SIZE}`);
+    try {
+      this.db.transaction(() => {
+        const names = new RowWriter(this.db, 2, (rows) => `INSERT INTO dns_name (id, name) VALUES ${rows}`);
+        const nv = names.values;
+        for (let r = 0; r < fresh.length; r++) {
+          const index = fresh[r]!;
+          const at = names.at;
+          nv[at] = this.nameIds[index];
+          nv[at + 1] = this.names.name(index);
+          names.endRow();
+        }
+        names.flush();
+        result.names = names.written;
+        step('names');
 
-      const ended = new RowWriter(
-        this.db,
-        6,
-        (rows) =>
-          `INSERT INTO dns_ended (name_id, rtype, value, first_observed, last_confirmed, ended_at)
-           SELECT column1, CASE column2 WHEN 1 THEN 'AAAA' ELSE 'A' END, column3, column4, column5, column6
-           FROM (VALUES ${rows})`,
-      );
-      const ev = ended.values;
-      for (let i = 0; i < this.endedKeys.length; i++) {
-        const k = this.endedKeys[i]!;
-        const at = ended.at;
-        ev[at] = this.nameIds[k >> 1];
-        ev[at + 1] = k & 1;
-        ev[at + 2] = this.endedValues[i];
-        ev[at + 3] = this.endedFirst[i];
-        ev[at + 4] = this.endedLast[i];
-        ev[at + 5] = this.endedAt[i];
-        ended.endRow();
-      }
-      ended.flush();
-      result.ended = ended.written;
-      if (process.env.DNS_SAVE_DEBUG) console.error('ended', (performance.now() - started).toFixed(0));
+        const ended = new RowWriter(
+          this.db,
+          6,
+          (rows) =>
+            `INSERT INTO dns_ended (name_id, rtype, value, first_observed, last_confirmed, ended_at)
+             SELECT column1, CASE column2 WHEN 1 THEN 'AAAA' ELSE 'A' END, column3, column4, column5, column6
+             FROM (VALUES ${rows})`,
+        );
+        const ev = ended.values;
+        for (let i = 0; i < this.endedKeys.length; i++) {
+          const k = this.endedKeys[i]!;
+          const at = ended.at;
+          ev[at] = this.nameIds[k >> 1];
+          ev[at + 1] = k & 1;
+          ev[at + 2] = this.endedValues[i];
+          ev[at + 3] = this.endedFirst[i];
+          ev[at + 4] = this.endedLast[i];
+          ev[at + 5] = this.endedAt[i];
+          ended.endRow();
+        }
+        ended.flush();
+        result.ended = ended.written;
+        step('ended');
 
-      if (mode === 'none') return;
-      if (mode === 'rewrite') this.db.prepare(`DELETE FROM dns_state`).run();
-      const states = new RowWriter(
-        this.db,
-        8,
-        (rows) =>
-          `INSERT ${mode === 'replace' ? 'OR REPLACE ' : ''}INTO dns_state (${STATE_COLUMNS}) ${STATE_SELECT} FROM (VALUES ${rows})`,
-      );
-      const sv = states.values;
-      const all = mode === 'rewrite';
-      for (let k = 0; k < keys; k++) {
-        const oc = this.outcome[k]!;
-        if (oc === 0 || (!all && this.dirty[k] === 0)) continue;
-        const at = states.at;
-        sv[at] = this.nameIds[k >> 1];
-        sv[at + 1] = (k & 1) * 64 + oc * 8 + this.good[k]!;
-        const vals = this.vals[k]!;
-        sv[at + 2] = vals === EMPTY_JSON ? null : vals;
-        const firsts = this.firsts[k]!;
-        sv[at + 3] = firsts === EMPTY_JSON ? null : firsts;
-        const cnames = this.cnames[k]!;
-        sv[at + 4] = cnames === EMPTY_JSON ? null : cnames;
-        sv[at + 5] = this.lastObserved[k];
-        const confirmed = this.lastConfirmed[k]!;
-        sv[at + 6] = confirmed === confirmed ? confirmed : null;
-        const positive = this.lastPositive[k]!;
-        sv[at + 7] = positive === positive ? positive : null;
-        states.endRow();
-      }
-      states.flush();
-      result.states = states.written;
-      if (process.env.DNS_SAVE_DEBUG) console.error('states', (performance.now() - started).toFixed(0));
-    })();
-    if (process.env.DNS_SAVE_DEBUG) console.error('commit', (performance.now() - started).toFixed(0));
-    this.storedNames = this.names.count;
+        if (mode === 'none') return;
+        if (mode === 'rewrite') this.db.prepare(`DELETE FROM dns_state`).run();
+        result.states = this.writeStates(fresh, mode === 'rewrite');
+        step('states');
+      })();
+      step('commit');
+    } finally {
+      this.db.pragma(`cache_size = ${cacheSize}`);
+    }
+    this.byId.set(fresh, this.storedNames);
+    this.nextNameId += fresh.length;
+    this.storedNames = nameCount;
     this.endedKeys = [];
     this.endedValues = [];
     this.endedFirst = [];
@@ -619,5 +905,56 @@ export class DnsStateMachine {
     this.dirtyCount = 0;
     result.seconds = (performance.now() - started) / 1000;
     return result;
+  }
+
+  /** dns_state rows of all keys (rewrite) or of the changed ones, in key order; returns how many. */
+  private writeStates(fresh: Int32Array, all: boolean): number {
+    const writers: RowWriter[] = [];
+    for (let r = 0; r < this.names.count; r++) {
+      const index = r < this.storedNames ? this.byId[r]! : fresh[r - this.storedNames]!;
+      const nameId = this.nameIds[index]!;
+      for (let k = index * 2; k < index * 2 + 2; k++) {
+        const oc = this.outcome[k]!;
+        if (oc === 0 || (!all && this.dirty[k] === 0)) continue;
+        const observed = this.lastObserved[k]!;
+        const confirmed = this.lastConfirmed[k]!;
+        const positive = this.lastPositive[k]!;
+        const confirmedSame = confirmed === observed;
+        const positiveSame = positive === observed;
+        const shape =
+          (confirmedSame || confirmed !== confirmed ? 0 : SHAPE_CONFIRMED) |
+          (positiveSame || positive !== positive ? 0 : SHAPE_POSITIVE) |
+          (this.vals.isEmpty(k) ? 0 : SHAPE_VALS) |
+          (this.cnames.isEmpty(k) ? 0 : SHAPE_CNAMES);
+        const w = (writers[shape] ??= new RowWriter(this.db, shapeColumns(shape), (rows) =>
+          stateSql(shape, !all, rows),
+        ));
+        const v = w.values;
+        let at = w.at;
+        v[at++] =
+          nameId * 512 +
+          (k & 1) * 256 +
+          (confirmedSame ? 128 : 0) +
+          (positiveSame ? 64 : 0) +
+          oc * 8 +
+          this.good[k]!;
+        v[at++] = observed - TIME_BASE;
+        if (shape & SHAPE_CONFIRMED) v[at++] = confirmed - TIME_BASE;
+        if (shape & SHAPE_POSITIVE) v[at++] = positive - TIME_BASE;
+        if (shape & SHAPE_VALS) {
+          v[at++] = this.vals.text(k);
+          v[at++] = this.firsts.text(k);
+        }
+        if (shape & SHAPE_CNAMES) v[at++] = this.cnames.text(k);
+        w.endRow();
+      }
+    }
+    let written = 0;
+    for (const w of writers) {
+      if (!w) continue;
+      w.flush();
+      written += w.written;
+    }
+    return written;
   }
 }

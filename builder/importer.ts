@@ -16,15 +16,19 @@ import type {
   SourceKind,
   ProviderRangeRecord,
 } from './sources/types.js';
-import { readChunks, readTextFile } from './line-reader.js';
-import { ObservationLineScanner, parseObservationLine } from './observations.js';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { readLineChunks, readTextFile } from './line-reader.js';
 import {
-  DnsStateMachine,
-  ObservationFields,
-  emptyCounts,
-  type ApplyCounts,
-  type SaveResult,
-} from './dns-state-machine.js';
+  applyScannedChunk,
+  spareTransferList,
+  scanChunk,
+  type ChunkBuffers,
+  type ScannedChunk,
+} from './observations.js';
+import { DnsStateMachine, emptyCounts, type ApplyCounts, type SaveResult } from './dns-state-machine.js';
 import type { Progress } from './progress.js';
 
 export interface SnapshotFile {
@@ -211,26 +215,133 @@ export async function importObservationFile(
   return summary!;
 }
 
+/** Options of importObservationFiles. */
+export interface ObservationImportOptions {
+  /**
+   * Worker threads that scan lines while this thread applies them. Default: none for less than
+   * 16 MiB of files (starting workers costs more) or a single CPU; else one per CPU but one, at
+   * least 2 (this thread is mostly idle: scanning a line costs about three times applying it) and
+   * at most 3.
+   */
+  workers?: number;
+}
+
+/** Chunks in flight per worker: enough to keep a worker busy while the previous result is applied. */
+const CHUNKS_PER_WORKER = 4;
+/** Input buffers: a read chunk (1 MiB) plus the unfinished line before it. */
+const INPUT_BUFFER_BYTES = 2 << 20;
+
+/** Scans chunks of lines in worker threads; results come back as promises. */
+class ScanPool {
+  private readonly workers: Worker[] = [];
+  private readonly waiting = new Map<
+    number,
+    { resolve: (c: ScannedChunk) => void; reject: (e: Error) => void }
+  >();
+  private nextId = 0;
+  private failure: Error | null = null;
+  private readonly inputs: ArrayBuffer[] = [];
+  private readonly spares: ChunkBuffers[] = [];
+
+  constructor(count: number) {
+    // Next to this module: observation-worker.js when compiled, .ts when run from the sources.
+    const url = new URL(
+      `./observation-worker${path.extname(fileURLToPath(import.meta.url))}`,
+      import.meta.url,
+    );
+    for (let i = 0; i < count; i++) {
+      const worker = new Worker(url);
+      worker.on('message', (m: { id: number; chunk: ScannedChunk }) => {
+        const w = this.waiting.get(m.id);
+        this.waiting.delete(m.id);
+        w?.resolve(m.chunk);
+      });
+      worker.on('error', (error) => this.fail(error));
+      worker.on('exit', (code) => {
+        if (code !== 0) this.fail(new Error(`observation worker exited with code ${code}`));
+      });
+      this.workers.push(worker);
+    }
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  scan(bytes: Uint8Array): Promise<ScannedChunk> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const promise = new Promise<ScannedChunk>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    // Awaited in order later; a failure meanwhile must not count as an unhandled rejection.
+    promise.catch(() => {});
+    const spare = this.spares.pop();
+    const transfer = [bytes.buffer as ArrayBuffer];
+    if (spare) transfer.push(...spareTransferList(spare));
+    this.workers[id % this.workers.length]!.postMessage(
+      { id, bytes, maxRejected: MAX_EXAMPLES, spare },
+      transfer,
+    );
+    return promise;
+  }
+
+  /**
+   * Takes back the buffers of an applied chunk for reuse: fresh ArrayBuffers of a megabyte per
+   * chunk would count as external memory and trigger a major GC every few dozen chunks.
+   */
+  recycle(chunk: ScannedChunk): void {
+    this.inputs.push(chunk.bytes.buffer as ArrayBuffer);
+    this.spares.push({ records: chunk.records, times: chunk.times, extra: chunk.extra });
+  }
+
+  /** A buffer of at least n bytes for the next chunk of input. */
+  alloc(n: number): ArrayBuffer {
+    const buffer = this.inputs.pop();
+    return buffer && buffer.byteLength >= n ? buffer : new ArrayBuffer(Math.max(n, INPUT_BUFFER_BYTES));
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const w of this.waiting.values()) w.reject(error);
+    this.waiting.clear();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
 /**
  * Streams NDJSON observation files, in order, through one in-memory state machine: the DNS state
  * is loaded once, every file is applied, and the result is saved in one transaction at the end
  * (nothing is written if the process dies before; the rerun skips nothing and redoes the work).
- * Returns one summary per file; the last one also carries the load and save times. `progress`
- * is one progress for all files, or a function starting one per file (stopped after the file).
+ * Lines are scanned in worker threads (chunks of about 1 MiB) while this thread applies them in
+ * order. Returns one summary per file; the last one also carries the load and save times.
+ * `progress` is one progress for all files, or a function starting one per file (stopped after
+ * the file).
  */
 export async function importObservationFiles(
   db: StateDb,
   files: string[],
   progress?: Progress | ((file: string) => Progress),
+  options: ObservationImportOptions = {},
 ): Promise<ImportSummary[]> {
   const loadStarted = performance.now();
   const machine = new DnsStateMachine(db);
   const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const bytes = files.reduce((n, f) => n + fs.statSync(f).size, 0);
+  const cores = os.availableParallelism();
+  const workers =
+    options.workers ?? (bytes < 16 << 20 || cores < 2 ? 0 : Math.min(3, Math.max(2, cores - 1)));
+  const pool = workers > 0 ? new ScanPool(workers) : null;
   const summaries: ImportSummary[] = [];
-  for (const file of files) {
-    const p = typeof progress === 'function' ? progress(file) : progress;
-    summaries.push(await applyObservationFile(machine, file, p));
-    if (typeof progress === 'function') p?.stop();
+  try {
+    for (const file of files) {
+      const p = typeof progress === 'function' ? progress(file) : progress;
+      summaries.push(await applyObservationFile(machine, file, pool, p));
+      if (typeof progress === 'function') p?.stop();
+    }
+  } finally {
+    await pool?.close();
   }
   const save = machine.save();
   if (summaries.length > 0) summaries[summaries.length - 1]!.state = { loadSeconds, save };
@@ -240,59 +351,39 @@ export async function importObservationFiles(
 async function applyObservationFile(
   machine: DnsStateMachine,
   file: string,
+  pool: ScanPool | null,
   progress?: Progress,
 ): Promise<ImportSummary> {
   const started = performance.now();
-  const scanner = new ObservationLineScanner();
-  const fields = new ObservationFields();
   const counts = emptyCounts();
   const rejected: RejectedExample[] = [];
   let rejectedCount = 0;
   let read = 0;
-  let lineNumber = 0;
-  /** A line the scanner leaves to parseObservationLine: comments, other spellings, errors. */
-  const parseLine = (b: Buffer, start: number, end: number): void => {
-    const line = b.toString('utf8', start, end);
-    if (line.trimStart().startsWith('#')) return;
-    read++;
-    const parsed = parseObservationLine(line);
-    if (parsed.ok) machine.applyRecord(parsed.record, counts);
-    else {
-      rejectedCount++;
-      if (rejected.length < MAX_EXAMPLES) rejected.push({ file, line: lineNumber, reason: parsed.reason });
+  let lines = 0;
+  const apply = (chunk: ScannedChunk): void => {
+    applyScannedChunk(machine, chunk, counts);
+    read += chunk.read;
+    rejectedCount += chunk.rejectedCount;
+    for (const r of chunk.rejected) {
+      if (rejected.length < MAX_EXAMPLES) rejected.push({ file, line: lines + r.line, reason: r.reason });
     }
+    lines += chunk.lines;
+    progress?.tick(chunk.lines);
   };
-  let carry: Buffer | null = null;
-  for await (const chunk of readChunks(file)) {
-    const b: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-    const lines = lineNumber;
-    let start = 0;
-    for (;;) {
-      const newline = b.indexOf(10, start);
-      if (newline < 0) break;
-      lineNumber++;
-      const end = newline > start && b[newline - 1] === 13 ? newline - 1 : newline;
-      if (end > start) {
-        if (scanner.scan(b, start, end, fields)) {
-          read++;
-          machine.apply(fields, counts);
-        } else parseLine(b, start, end);
-      }
-      start = newline + 1;
+  if (!pool) {
+    for await (const bytes of readLineChunks(file)) apply(scanChunk(bytes, MAX_EXAMPLES));
+  } else {
+    const inFlight: Array<Promise<ScannedChunk>> = [];
+    const applyNext = async (): Promise<void> => {
+      const chunk = await inFlight.shift()!;
+      apply(chunk);
+      pool.recycle(chunk);
+    };
+    for await (const bytes of readLineChunks(file, (n) => pool.alloc(n))) {
+      inFlight.push(pool.scan(bytes));
+      if (inFlight.length >= pool.size * CHUNKS_PER_WORKER) await applyNext();
     }
-    carry = start < b.length ? b.subarray(start) : null;
-    progress?.tick(lineNumber - lines);
-  }
-  if (carry) {
-    lineNumber++;
-    const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
-    if (end > 0) {
-      if (scanner.scan(carry, 0, end, fields)) {
-        read++;
-        machine.apply(fields, counts);
-      } else parseLine(carry, 0, end);
-    }
-    progress?.tick(1);
+    while (inFlight.length > 0) await applyNext();
   }
   const written = counts.created + counts.confirmed + counts.changed + counts.transient;
   return {

@@ -62,3 +62,29 @@ export async function* readChunks(file: string): AsyncGenerator<Buffer> {
     : stream;
   for await (const chunk of source) yield chunk;
 }
+
+/**
+ * The file's bytes in chunks of whole lines (about 1 MiB; the last line of the file may lack its
+ * newline), each in an ArrayBuffer of its own so that it can be handed to a worker thread.
+ * `alloc(n)` may return a recycled buffer of at least n bytes (it gets a view of n bytes).
+ */
+export async function* readLineChunks(
+  file: string,
+  alloc: (n: number) => ArrayBuffer = (n) => new ArrayBuffer(n),
+): AsyncGenerator<Uint8Array> {
+  let carry = new Uint8Array(0);
+  for await (const chunk of readChunks(file)) {
+    const n = carry.length + chunk.length;
+    const bytes = new Uint8Array(alloc(n), 0, n);
+    bytes.set(carry);
+    bytes.set(chunk, carry.length);
+    const end = bytes.lastIndexOf(10) + 1;
+    if (end === 0) {
+      carry = bytes.slice();
+      continue;
+    }
+    carry = bytes.slice(end);
+    yield bytes.subarray(0, end);
+  }
+  if (carry.length > 0) yield carry;
+}

@@ -20,10 +20,11 @@ import {
   FNV_OFFSET,
   FNV_PRIME,
   OUTCOME_CODES,
+  ObservationFields,
   POSITIVE,
   emptyCounts,
+  hashBytes,
   type ApplyCounts,
-  type ObservationFields,
   type SaveResult,
 } from './dns-state-machine.js';
 
@@ -144,7 +145,7 @@ const KEY_OUTCOME = 8;
 const KEY_VALUES = 16;
 const KEY_CNAMES = 32;
 const REQUIRED_KEYS = KEY_NAME | KEY_TYPE | KEY_TIME | KEY_OUTCOME;
-const KEY_BYTES: Uint8Array[] = [];
+const KEY_BYTES: Buffer[] = [];
 KEY_BYTES[KEY_NAME] = Buffer.from('name');
 KEY_BYTES[KEY_TYPE] = Buffer.from('type');
 KEY_BYTES[KEY_TIME] = Buffer.from('time');
@@ -152,7 +153,7 @@ KEY_BYTES[KEY_OUTCOME] = Buffer.from('outcome');
 KEY_BYTES[KEY_VALUES] = Buffer.from('values');
 KEY_BYTES[KEY_CNAMES] = Buffer.from('cnames');
 /** Key text after the opening quote, with the closing quote and the colon. */
-const KEY_LITERALS: Uint8Array[] = KEY_BYTES.map((k) => Buffer.from(`${Buffer.from(k).toString()}":`));
+const KEY_LITERALS: Buffer[] = KEY_BYTES.map((k) => Buffer.from(`${Buffer.from(k).toString()}":`));
 /** The key a first byte suggests (t: type, or time when the second byte is i). */
 const KEY_OF_FIRST_BYTE = new Uint8Array(256);
 KEY_OF_FIRST_BYTE[0x6e] = KEY_NAME;
@@ -161,10 +162,10 @@ KEY_OF_FIRST_BYTE[0x6f] = KEY_OUTCOME;
 KEY_OF_FIRST_BYTE[0x76] = KEY_VALUES;
 KEY_OF_FIRST_BYTE[0x63] = KEY_CNAMES;
 /** Text of each outcome code. */
-const OUTCOME_BYTES: Uint8Array[] = [];
+const OUTCOME_BYTES: Buffer[] = [];
 for (const o of OUTCOMES) OUTCOME_BYTES[OUTCOME_CODES.get(o)!] = Buffer.from(o);
 /** Outcome text after the opening quote, with the closing quote. */
-const OUTCOME_LITERALS: Uint8Array[] = OUTCOME_BYTES.map((o) => Buffer.from(`${Buffer.from(o).toString()}"`));
+const OUTCOME_LITERALS: Buffer[] = OUTCOME_BYTES.map((o) => Buffer.from(`${Buffer.from(o).toString()}"`));
 /** The outcome a first byte suggests (n: nxdomain, or nodata when the second byte is o). */
 const OUTCOME_OF_FIRST_BYTE = new Uint8Array(256);
 for (const o of OUTCOMES) {
@@ -174,35 +175,29 @@ const OUTCOME_NODATA = OUTCOME_CODES.get('nodata')!;
 const MAX_FAST_VALUES = 32;
 const MAX_TIME_BYTES = 64;
 
-function equalBytes(b: Uint8Array, start: number, length: number, expected: Uint8Array): boolean {
+/**
+ * Whether bytes [start, start + length) of b are `expected`. Every buffer the scanner compares is
+ * a Buffer (lines, literals, the cached time): one kind of array keeps element loads monomorphic.
+ */
+function equalBytes(b: Buffer, start: number, length: number, expected: Buffer): boolean {
   if (length !== expected.length) return false;
   for (let i = 0; i < length; i++) if (b[start + i] !== expected[i]) return false;
   return true;
 }
 
 /** KEY_* of the key in bytes [start, start + length), 0 for any other key. */
-function keyOf(b: Uint8Array, start: number, length: number): number {
+function keyOf(b: Buffer, start: number, length: number): number {
   let key = 0;
   const c = b[start];
-  if (length === 4) key = c === 0x6e ? KEY_NAME : c !== 0x74 ? 0 : b[start + 1] === 0x79 ? KEY_TYPE : KEY_TIME;
+  if (length === 4)
+    key = c === 0x6e ? KEY_NAME : c !== 0x74 ? 0 : b[start + 1] === 0x79 ? KEY_TYPE : KEY_TIME;
   else if (length === 7) key = KEY_OUTCOME;
   else if (length === 6) key = c === 0x76 ? KEY_VALUES : KEY_CNAMES;
   return key !== 0 && equalBytes(b, start, length, KEY_BYTES[key]!) ? key : 0;
 }
 
-/** OUTCOME_CODES of the outcome in bytes [start, start + length), 0 if it is none. */
-function outcomeOf(b: Uint8Array, start: number, length: number): number {
-  let code = 0;
-  const c = b[start];
-  if (length === 8) code = c === 0x70 ? 1 : c === 0x6e ? 2 : 5;
-  else if (length === 6) code = 3;
-  else if (length === 7) code = 4;
-  else if (length === 9) code = 6;
-  return code !== 0 && equalBytes(b, start, length, OUTCOME_BYTES[code]!) ? code : 0;
-}
-
 /** Negative, zero or positive as bytes [s1, e1) sort before, equal or after [s2, e2). */
-function compareBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): number {
+function compareBytes(b: Buffer, s1: number, e1: number, s2: number, e2: number): number {
   const n = Math.min(e1 - s1, e2 - s2);
   for (let i = 0; i < n; i++) {
     const d = b[s1 + i]! - b[s2 + i]!;
@@ -212,7 +207,7 @@ function compareBytes(b: Uint8Array, s1: number, e1: number, s2: number, e2: num
 }
 
 /** FAST_IPV4: a dotted quad without leading zeros. */
-function isCanonicalIpv4(b: Uint8Array, start: number, end: number): boolean {
+function isCanonicalIpv4(b: Buffer, start: number, end: number): boolean {
   let p = start;
   for (let part = 1; ; part++) {
     const first = b[p]!;
@@ -233,7 +228,7 @@ function isCanonicalIpv4(b: Uint8Array, start: number, end: number): boolean {
 }
 
 /** Index of the quote closing a canonical IPv4 address that starts at start, or -1. */
-function ipv4End(b: Uint8Array, start: number, last: number): number {
+function ipv4End(b: Buffer, start: number, last: number): number {
   let p = start;
   for (let part = 1; ; part++) {
     const first = b[p]!;
@@ -254,7 +249,7 @@ function ipv4End(b: Uint8Array, start: number, last: number): number {
 }
 
 /** Index of the quote closing a canonical IPv6 address (see isCanonicalIpv6) that starts at start, or -1. */
-function ipv6End(b: Uint8Array, start: number, last: number, groups: Int32Array): number {
+function ipv6End(b: Buffer, start: number, last: number, groups: Int32Array): number {
   let p = start;
   while (p < last && p - start <= 39) {
     const c = b[p]!;
@@ -270,7 +265,7 @@ function ipv6End(b: Uint8Array, start: number, last: number, groups: Int32Array)
  * groups without leading zeros, and `::` exactly where RFC 5952 puts it (the longest run of two
  * or more zero groups, the first on a tie), nowhere if there is no such run.
  */
-function isCanonicalIpv6(b: Uint8Array, start: number, end: number, groups: Int32Array): boolean {
+function isCanonicalIpv6(b: Buffer, start: number, end: number, groups: Int32Array): boolean {
   const length = end - start;
   if (length < 2 || length > 39) return false;
   let count = 0;
@@ -313,8 +308,7 @@ function isCanonicalIpv6(b: Uint8Array, start: number, end: number, groups: Int3
   let runStart = -1;
   for (let i = 0; i <= 8; i++) {
     const zero =
-      i < 8 &&
-      (gapAt < 0 || i < gapAt ? groups[i] === 0 : i < gapAt + gap ? true : groups[i - gap] === 0);
+      i < 8 && (gapAt < 0 || i < gapAt ? groups[i] === 0 : i < gapAt + gap ? true : groups[i - gap] === 0);
     if (zero) {
       if (runStart < 0) runStart = i;
     } else if (runStart >= 0) {
@@ -338,7 +332,7 @@ export class ObservationLineScanner {
   private readonly valueStarts = new Int32Array(MAX_FAST_VALUES);
   private readonly valueEnds = new Int32Array(MAX_FAST_VALUES);
   private readonly groups = new Int32Array(8);
-  private readonly timeBytes = new Uint8Array(MAX_TIME_BYTES);
+  private readonly timeBytes = Buffer.alloc(MAX_TIME_BYTES);
   /** The sorted values' JSON text when the line lists them in another order (at most 32 × 41 + 2 bytes). */
   private readonly sortedVals = Buffer.alloc(MAX_FAST_VALUES * 42 + 2);
   private sortedLength = 0;
@@ -424,7 +418,10 @@ export class ObservationLineScanner {
           const s = i + 1;
           const first = b[s]!;
           outcome = first === 0x6e && b[s + 1] === 0x6f ? OUTCOME_NODATA : OUTCOME_OF_FIRST_BYTE[first]!;
-          if (outcome === 0 || !equalBytes(b, s, OUTCOME_LITERALS[outcome]!.length, OUTCOME_LITERALS[outcome]!))
+          if (
+            outcome === 0 ||
+            !equalBytes(b, s, OUTCOME_LITERALS[outcome]!.length, OUTCOME_LITERALS[outcome]!)
+          )
             return false;
           i = s + OUTCOME_LITERALS[outcome]!.length;
           break;
@@ -495,7 +492,8 @@ export class ObservationLineScanner {
       const e = this.valueEnds[v]!;
       if (!checked && (aaaa === 1 ? !isCanonicalIpv6(b, s, e, this.groups) : !isCanonicalIpv4(b, s, e)))
         return false;
-      if (v > 0 && compareBytes(b, this.valueStarts[v - 1]!, this.valueEnds[v - 1]!, s, e) >= 0) sorted = false;
+      if (v > 0 && compareBytes(b, this.valueStarts[v - 1]!, this.valueEnds[v - 1]!, s, e) >= 0)
+        sorted = false;
     }
     f.valsBuf = b;
     if (!sorted) {
@@ -523,7 +521,7 @@ export class ObservationLineScanner {
    * Writes the JSON text of the values sorted and without repeats (what parseObservationLine makes
    * of them) to sortedVals; returns how many remain.
    */
-  private sortValues(b: Uint8Array, n: number): number {
+  private sortValues(b: Buffer, n: number): number {
     const starts = this.valueStarts;
     const ends = this.valueEnds;
     for (let i = 1; i < n; i++) {
@@ -557,7 +555,7 @@ export class ObservationLineScanner {
   }
 
   /** Index of the closing quote of a plain string (printable ASCII, no escapes) opened before start, or -1. */
-  private stringEnd(b: Uint8Array, start: number, last: number): number {
+  private stringEnd(b: Buffer, start: number, last: number): number {
     for (let p = start; p < last; p++) {
       const c = b[p]!;
       if (c === QUOTE) return p;
@@ -571,7 +569,7 @@ export class ObservationLineScanner {
    * 1 to 63 long, no hyphen at either end, at least two labels, at most 253 bytes), or -1. Leaves
    * the name's hashBytes() in this.hash.
    */
-  private nameEnd(b: Uint8Array, start: number, last: number): number {
+  private nameEnd(b: Buffer, start: number, last: number): number {
     let h = FNV_OFFSET;
     let label = 0;
     let labels = 1;
@@ -617,7 +615,7 @@ export class ObservationLineScanner {
   }
 
   /** Skips a string, number, true, false or null; -1 for anything else (or invalid JSON). */
-  private skipValue(b: Uint8Array, i: number, last: number): number {
+  private skipValue(b: Buffer, i: number, last: number): number {
     const c = b[i]!;
     if (c === QUOTE) {
       const e = this.stringEnd(b, i + 1, last);
@@ -650,6 +648,217 @@ export class ObservationLineScanner {
 }
 
 const LITERALS = [Buffer.from('true'), Buffer.from('false'), Buffer.from('null')];
+
+// ---------------------------------------------------------------------------------------------
+// Chunks of lines: what the import's worker threads do
+
+/** Int32 values per scanned record: flags, name start, end, hash, values start, end, CNAMEs start, end. */
+export const RECORD_INTS = 8;
+/** Record flags: bit 0 AAAA, bits 1-3 outcome code, then where the byte ranges are; nVals above bit 8. */
+export const RECORD_VALS_IN_EXTRA = 16;
+export const RECORD_ALL_IN_EXTRA = 32;
+
+export interface ScannedChunk {
+  /** The chunk's bytes (complete lines), handed back. */
+  bytes: Uint8Array;
+  /** RECORD_INTS per accepted line, in line order. */
+  records: Int32Array;
+  times: Float64Array;
+  count: number;
+  /** Bytes the records point into besides `bytes`: re-sorted values, lines parsed as strings. */
+  extra: Uint8Array;
+  /** Lines in the chunk, and lines read (not blank, not comments). */
+  lines: number;
+  read: number;
+  rejectedCount: number;
+  /** The first rejected lines; line = line number within the chunk (1-based). */
+  rejected: Array<{ line: number; reason: string }>;
+}
+
+/** Buffers of a ScannedChunk handed back for reuse (fresh ArrayBuffers cost major GCs). */
+export interface ChunkBuffers {
+  records: Int32Array;
+  times: Float64Array;
+  extra: Uint8Array;
+}
+
+/** Growable output of scanChunk. */
+class ChunkWriter {
+  records: Int32Array;
+  times: Float64Array;
+  count = 0;
+  extra: Uint8Array;
+  extraUsed = 0;
+
+  constructor(spare?: ChunkBuffers) {
+    this.records = spare?.records ?? new Int32Array(RECORD_INTS * 8192);
+    this.times = spare?.times ?? new Float64Array(this.records.length / RECORD_INTS);
+    this.extra = spare?.extra ?? new Uint8Array(1 << 16);
+  }
+
+  /** Appends one record; its ranges are set by the caller in `records` at the returned offset. */
+  add(time: number): number {
+    if (this.count === this.times.length) {
+      const records = new Int32Array(this.records.length * 2);
+      records.set(this.records);
+      this.records = records;
+      const times = new Float64Array(this.times.length * 2);
+      times.set(this.times);
+      this.times = times;
+    }
+    this.times[this.count] = time;
+    return this.count++ * RECORD_INTS;
+  }
+
+  /** Room for n more bytes in `extra`; returns where they go. */
+  reserve(n: number): number {
+    if (this.extraUsed + n > this.extra.length) {
+      const extra = new Uint8Array(Math.max(this.extra.length * 2, this.extraUsed + n));
+      extra.set(this.extra.subarray(0, this.extraUsed));
+      this.extra = extra;
+    }
+    const at = this.extraUsed;
+    this.extraUsed += n;
+    return at;
+  }
+
+  /** Appends a string as UTF-8; returns [start, end). */
+  text(s: string): [number, number] {
+    const at = this.reserve(s.length * 3);
+    const n = Buffer.from(this.extra.buffer, this.extra.byteOffset, this.extra.length).write(s, at, 'utf8');
+    this.extraUsed = at + n;
+    return [at, at + n];
+  }
+}
+
+const chunkScanner = new ObservationLineScanner();
+const chunkFields = new ObservationFields();
+
+/**
+ * Scans the lines of a chunk (complete lines; the last one may lack its newline): lines in the
+ * common form with the byte scanner, the others with parseObservationLine. Pure, so it runs in a
+ * worker thread as well as in the importing thread.
+ */
+export function scanChunk(bytes: Uint8Array, maxRejected: number, spare?: ChunkBuffers): ScannedChunk {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const out = new ChunkWriter(spare);
+  const f = chunkFields;
+  const rejected: ScannedChunk['rejected'] = [];
+  let rejectedCount = 0;
+  let read = 0;
+  let line = 0;
+  for (let start = 0; start < b.length;) {
+    let newline = b.indexOf(10, start);
+    if (newline < 0) newline = b.length;
+    line++;
+    const end = newline > start && b[newline - 1] === 13 ? newline - 1 : newline;
+    if (end > start) {
+      if (chunkScanner.scan(b, start, end, f)) {
+        read++;
+        const o = out.add(f.time);
+        let flags = f.aaaa | (f.outcome << 1) | (f.nVals << 8);
+        let valsStart = f.valsStart;
+        let valsEnd = f.valsEnd;
+        if (f.valsBuf !== b) {
+          // Values listed in another order: their sorted text goes to extra.
+          flags |= RECORD_VALS_IN_EXTRA;
+          const n = valsEnd - valsStart;
+          const at = out.reserve(n);
+          out.extra.set(f.valsBuf.subarray(valsStart, valsEnd), at);
+          valsStart = at;
+          valsEnd = at + n;
+        }
+        const r = out.records;
+        r[o] = flags;
+        r[o + 1] = f.nameStart;
+        r[o + 2] = f.nameEnd;
+        r[o + 3] = f.nameHash;
+        r[o + 4] = valsStart;
+        r[o + 5] = valsEnd;
+        r[o + 6] = f.cnamesStart;
+        r[o + 7] = f.cnamesEnd;
+      } else {
+        const text = b.toString('utf8', start, end);
+        if (!text.trimStart().startsWith('#')) {
+          read++;
+          const parsed = parseObservationLine(text);
+          if (parsed.ok) {
+            const rec = parsed.record;
+            const [nameStart, nameEnd] = out.text(rec.name);
+            const [valsStart, valsEnd] = out.text(JSON.stringify(rec.values));
+            const [cnamesStart, cnamesEnd] = out.text(JSON.stringify(rec.cnames));
+            const o = out.add(rec.time);
+            const r = out.records;
+            r[o] =
+              (rec.type === 'AAAA' ? 1 : 0) |
+              (OUTCOME_CODES.get(rec.outcome)! << 1) |
+              RECORD_ALL_IN_EXTRA |
+              (rec.values.length << 8);
+            r[o + 1] = nameStart;
+            r[o + 2] = nameEnd;
+            r[o + 3] = hashBytes(out.extra, nameStart, nameEnd);
+            r[o + 4] = valsStart;
+            r[o + 5] = valsEnd;
+            r[o + 6] = cnamesStart;
+            r[o + 7] = cnamesEnd;
+          } else {
+            rejectedCount++;
+            if (rejected.length < maxRejected) rejected.push({ line, reason: parsed.reason });
+          }
+        }
+      }
+    }
+    start = newline + 1;
+  }
+  return {
+    bytes,
+    records: out.records,
+    times: out.times,
+    count: out.count,
+    extra: out.extra,
+    lines: line,
+    read,
+    rejectedCount,
+    rejected,
+  };
+}
+
+const chunkFieldsApplied = new ObservationFields();
+
+/** Applies the records of a scanned chunk, in line order. */
+export function applyScannedChunk(machine: DnsStateMachine, c: ScannedChunk, counts: ApplyCounts): void {
+  const bytes = Buffer.from(c.bytes.buffer, c.bytes.byteOffset, c.bytes.length);
+  const extra = Buffer.from(c.extra.buffer, c.extra.byteOffset, c.extra.length);
+  const f = chunkFieldsApplied;
+  const r = c.records;
+  for (let i = 0; i < c.count; i++) {
+    const o = i * RECORD_INTS;
+    const flags = r[o]!;
+    f.buf = flags & RECORD_ALL_IN_EXTRA ? extra : bytes;
+    f.valsBuf = flags & (RECORD_VALS_IN_EXTRA | RECORD_ALL_IN_EXTRA) ? extra : bytes;
+    f.aaaa = flags & 1;
+    f.outcome = (flags >> 1) & 7;
+    f.nVals = flags >>> 8;
+    f.nameStart = r[o + 1]!;
+    f.nameEnd = r[o + 2]!;
+    f.nameHash = r[o + 3]!;
+    f.valsStart = r[o + 4]!;
+    f.valsEnd = r[o + 5]!;
+    f.cnamesStart = r[o + 6]!;
+    f.cnamesEnd = r[o + 7]!;
+    f.time = c.times[i]!;
+    machine.apply(f, counts);
+  }
+}
+
+/** The ArrayBuffers of a chunk result, to transfer between threads. */
+export function chunkTransferList(c: ScannedChunk): ArrayBuffer[] {
+  return [c.bytes.buffer as ArrayBuffer, ...spareTransferList(c)];
+}
+
+export function spareTransferList(c: ChunkBuffers): ArrayBuffer[] {
+  return [c.records.buffer, c.times.buffer, c.extra.buffer] as ArrayBuffer[];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Applying parsed observations

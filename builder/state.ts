@@ -116,8 +116,7 @@ export function openState(stateDir: string): StateDb {
     // The version is checked before the schema is applied, so an old state is refused untouched.
     db.exec(`CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).get() as
-      | { value: string }
-      | undefined;
+      { value: string } | undefined;
     if (row && Number(row.value) !== STATE_SCHEMA_VERSION) {
       throw new Error(
         `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,

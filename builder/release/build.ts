@@ -63,9 +63,10 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -262144');
+    db.pragma('cache_size = -131072'); // 128 MiB, and as much for the attached state: peak RSS stays < 1.5 GB
     db.pragma('temp_store = FILE');
     db.exec(`ATTACH DATABASE '${options.stateFile.replace(/'/g, "''")}' AS st`);
+    db.pragma('st.cache_size = -131072');
     for (const ddl of Object.values(RELEASE_TABLES)) db.exec(ddl);
 
     const ranges = phase('provider ranges', () => writeProviderRanges(db));
@@ -478,7 +479,13 @@ function writeIpSummaryAndObserved(db: Database.Database, networks: NetworkResol
       if (r.ended_at === null) current.add(r.domain_id);
     }
     const ids = [...current].sort((a, b) => a - b);
-    insert.run(value, ids.length, JSON.stringify(ids.slice(0, 10).map((id) => names[id - firstId])), first, last);
+    insert.run(
+      value,
+      ids.length,
+      JSON.stringify(ids.slice(0, 10).map((id) => names[id - firstId])),
+      first,
+      last,
+    );
     if (ids.length === 0) return;
     const asn = networks.of(value).asn;
     if (asn === null) return;

@@ -3,8 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openState, type StateDb } from '../../builder/state.js';
-import { ObservationApplier, parseObservationLine } from '../../builder/observations.js';
-import { importObservationFile } from '../../builder/importer.js';
+import {
+  ObservationApplier,
+  ObservationLineScanner,
+  parseObservationLine,
+} from '../../builder/observations.js';
+import { OUTCOME_CODES, ObservationFields } from '../../builder/dns-state-machine.js';
+import { importObservationFile, importObservationFiles } from '../../builder/importer.js';
 import type { ObservationRecord } from '../../builder/sources/types.js';
 
 const T0 = Date.parse('2026-10-01T00:00:00Z') / 1000;
@@ -219,3 +224,139 @@ t.test('NDJSON import: rejected lines carry file:line, re-import applies nothing
   const second = await importObservationFile(db, file);
   t.same(second.counts, { created: 0, confirmed: 0, changed: 0, transient: 0, skipped: 2 });
 });
+
+/** What the byte scanner made of a line, as the record parseObservationLine gives. */
+function scanned(line: string): ObservationRecord | null {
+  const f = new ObservationFields();
+  if (!new ObservationLineScanner().scan(Buffer.from(line), 0, Buffer.byteLength(line), f)) return null;
+  const text = (b: Buffer, start: number, end: number) => b.toString('utf8', start, end);
+  return {
+    name: text(f.buf, f.nameStart, f.nameEnd),
+    type: f.aaaa ? 'AAAA' : 'A',
+    time: f.time,
+    outcome: [...OUTCOME_CODES].find(([, code]) => code === f.outcome)![0] as ObservationRecord['outcome'],
+    values: f.nVals ? (JSON.parse(text(f.valsBuf, f.valsStart, f.valsEnd)) as string[]) : [],
+    cnames:
+      f.cnamesEnd - f.cnamesStart > 2
+        ? (JSON.parse(text(f.buf, f.cnamesStart, f.cnamesEnd)) as string[])
+        : [],
+  };
+}
+
+t.test('the byte scanner accepts a line only as parseObservationLine does', async (t) => {
+  const base =
+    '{"name":"www.example.com","type":"AAAA","time":"2026-10-01T00:00:05Z","outcome":"positive","values":["2606:4700::1111","2001:db8::1"],"cnames":["edge.example.net"],"ttl":300}';
+  const lines = [
+    base,
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["192.0.2.1"]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["192.0.2.9","192.0.2.10","192.0.2.9"]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["192.0.2.01"]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["256.0.2.1"]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:db8::1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:DB8::1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:db8:0:0:1::1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:db8::1:0:0:1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:0db8::1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["2001:db8::0:1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["::ffff:192.0.2.1"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["::","::1","1::","1:2:3:4:5:6:7:8"]}',
+    '{"name":"a.example","type":"AAAA","time":"2026-10-01T00:00:00Z","outcome":"positive","values":["1:0:0:2:0:0:0:3","1:0:0:2::3"]}',
+    '{"name":"A.Example.","type":"A","time":"2026-10-01T00:00:00Z","outcome":"nxdomain"}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00+02:00","outcome":"nodata","cnames":["b.example."]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"nodata","values":null,"cnames":null}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"nodata","values":["192.0.2.1"]}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout","ttl":-1.5e+3,"x":true,"y":null,"z":"w"}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout","ttl":01}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout","ttl":[1]}',
+    '{"name":"a.example","name":"b.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"}',
+    '{"na\\u006de":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"}',
+    '{ "name": "a.example", "type": "A", "time": "2026-10-01T00:00:00Z", "outcome": "timeout" }',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"},',
+    '{"name":"a.example","type":"A","outcome":"timeout"}',
+    '{"name":"-a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"}',
+    '{"name":"a_b.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"}',
+    '{"name":"example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"timeout"}',
+    '{"name":"a.example","type":"A","time":"2026-10-01","outcome":"timeout"}',
+    '{"name":"a.example","type":"A","time":"2026-10-01T00:00:00Z","outcome":"Timeout"}',
+  ];
+  // Random damage to the base line: every variant the scanner accepts must parse to the same record.
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const alphabet = '"\\,:[]{}.-_0123456789abfAF: xn';
+  for (let i = 0; i < 3000; i++) {
+    const chars = [...base];
+    for (let d = 1 + random(3); d > 0; d--) {
+      const at = random(chars.length);
+      const op = random(3);
+      if (op === 0) chars.splice(at, 1);
+      else if (op === 1) chars.splice(at, 0, alphabet[random(alphabet.length)]!);
+      else chars[at] = alphabet[random(alphabet.length)]!;
+    }
+    lines.push(chars.join(''));
+  }
+  let accepted = 0;
+  for (const line of lines) {
+    const fast = scanned(line);
+    if (fast === null) continue;
+    accepted++;
+    const parsed = parseObservationLine(line);
+    if (!parsed.ok || JSON.stringify(parsed.record) !== JSON.stringify(fast)) {
+      t.fail(`scanner and parser differ on ${line}: ${JSON.stringify(fast)} vs ${JSON.stringify(parsed)}`);
+    }
+  }
+  t.ok(accepted > 100, `the scanner took ${accepted} of ${lines.length} lines`);
+  t.same(scanned(lines[2]!)!.values, ['192.0.2.10', '192.0.2.9'], 'values sorted, without repeats');
+});
+
+t.test(
+  'several files in one import: worker threads or not, the same state as one file at a time',
+  async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'obsfiles-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const files = [0, 1, 2].map((day) => {
+      const file = path.join(dir, `round-${day}.ndjson`);
+      const lines: string[] = [];
+      for (let i = 0; i < 3000; i++) {
+        const changed = (i * 7 + day) % 5 === 0 ? day : 0;
+        const time = new Date((T0 + day * DAY + i) * 1000).toISOString().replace('.000Z', 'Z');
+        const outcome = i % 11 === day ? 'timeout' : i % 13 === 0 ? 'nxdomain' : 'positive';
+        const values =
+          outcome === 'positive' ? [`10.${changed}.${i >> 8}.${i & 255}`, `192.0.2.${i % 7}`] : [];
+        lines.push(JSON.stringify({ name: `n${i}.example`, type: 'A', time, outcome, values, cnames: [] }));
+        if (i % 100 === 0) lines.push('# a comment', '{"name":"bad"}');
+      }
+      fs.writeFileSync(file, `${lines.join('\n')}\n`);
+      return file;
+    });
+    const dump = (db: StateDb) =>
+      db
+        .prepare(
+          `SELECT n.name, x.* FROM (SELECT name_id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_ended
+           UNION ALL SELECT s.name_id, s.rtype, v.value, f.value, s.last_positive, NULL
+           FROM dns_state s, json_each(s.vals) v, json_each(s.firsts) f WHERE f.key = v.key) x
+         JOIN dns_name n ON n.id = x.name_id ORDER BY 1, 3, 4, 5`,
+        )
+        .all()
+        .map((r) => JSON.stringify({ ...(r as object), name_id: undefined }));
+    const oneByOne = freshState(t);
+    for (const file of files) await importObservationFile(oneByOne, file);
+    for (const workers of [0, 2]) {
+      const db = freshState(t);
+      const summaries = await importObservationFiles(db, files, undefined, { workers });
+      t.same(
+        summaries.map((s) => [s.read, s.rejectedCount, s.rejected[0]?.line]),
+        [
+          [3030, 30, 3],
+          [3030, 30, 3],
+          [3030, 30, 3],
+        ],
+        `${workers} workers: lines read, rejected`,
+      );
+      t.same(dump(db), dump(oneByOne), `${workers} workers: same intervals`);
+      t.equal(summaries[2]!.state!.save.names, 3000);
+    }
+  },
+);
