@@ -224,6 +224,8 @@ export interface ObservationImportOptions {
    * at most 3.
    */
   workers?: number;
+  /** dns_state rows from which the save writes them in those worker threads too (default 200,000). */
+  parallelSaveRows?: number;
 }
 
 /** Chunks in flight per worker: enough to keep a worker busy while the previous result is applied. */
@@ -343,7 +345,7 @@ export async function importObservationFiles(
   } finally {
     await pool?.close();
   }
-  const save = machine.save();
+  const save = await machine.saveInParallel(workers, options.parallelSaveRows);
   if (summaries.length > 0) summaries[summaries.length - 1]!.state = { loadSeconds, save };
   return summaries;
 }

@@ -11,6 +11,29 @@ export const STATE_SCHEMA_VERSION = 2;
 
 export type StateDb = Database.Database;
 
+/**
+ * dns_state, also created in the scratch files where a big save writes its rows in parallel
+ * (dns-state-machine.ts): the copy back (INSERT … SELECT *) is a plain page copy only between
+ * tables declared alike.
+ */
+export const DNS_STATE_TABLE = `-- Latest state per (name, record type). vals/firsts/cnames are JSON arrays; vals sorted, canonical.
+-- The open (current) intervals are derived: one per address of vals, with first_observed = the
+-- entry of firsts at the same position and last_confirmed = last_positive (ended_at null).
+CREATE TABLE IF NOT EXISTS dns_state (
+  name_id INTEGER NOT NULL,
+  rtype TEXT NOT NULL,
+  outcome TEXT NOT NULL,           -- outcome of the latest query
+  good_outcome TEXT,               -- outcome of the latest non-transient answer; null = never
+  vals TEXT NOT NULL,              -- addresses of the latest good answer
+  firsts TEXT NOT NULL,            -- first_observed (epoch seconds) of each address of vals, same order
+  cnames TEXT NOT NULL,
+  last_observed INTEGER NOT NULL,
+  last_confirmed INTEGER,
+  last_positive INTEGER,
+  PRIMARY KEY (name_id, rtype)
+) WITHOUT ROWID;
+`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
@@ -64,22 +87,7 @@ CREATE TABLE IF NOT EXISTS seed (
 
 CREATE TABLE IF NOT EXISTS dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 
--- Latest state per (name, record type). vals/firsts/cnames are JSON arrays; vals sorted, canonical.
--- The open (current) intervals are derived: one per address of vals, with first_observed = the
--- entry of firsts at the same position and last_confirmed = last_positive (ended_at null).
-CREATE TABLE IF NOT EXISTS dns_state (
-  name_id INTEGER NOT NULL,
-  rtype TEXT NOT NULL,
-  outcome TEXT NOT NULL,           -- outcome of the latest query
-  good_outcome TEXT,               -- outcome of the latest non-transient answer; null = never
-  vals TEXT NOT NULL,              -- addresses of the latest good answer
-  firsts TEXT NOT NULL,            -- first_observed (epoch seconds) of each address of vals, same order
-  cnames TEXT NOT NULL,
-  last_observed INTEGER NOT NULL,
-  last_confirmed INTEGER,
-  last_positive INTEGER,
-  PRIMARY KEY (name_id, rtype)
-) WITHOUT ROWID;
+${DNS_STATE_TABLE}
 
 CREATE TABLE IF NOT EXISTS dns_ended (
   name_id INTEGER NOT NULL,

@@ -345,7 +345,8 @@ t.test(
     for (const file of files) await importObservationFile(oneByOne, file);
     for (const workers of [0, 2]) {
       const db = freshState(t);
-      const summaries = await importObservationFiles(db, files, undefined, { workers });
+      // With workers, the save also writes its dns_state rows in worker threads (any number of rows).
+      const summaries = await importObservationFiles(db, files, undefined, { workers, parallelSaveRows: 1 });
       t.same(
         summaries.map((s) => [s.read, s.rejectedCount, s.rejected[0]?.line]),
         [
@@ -357,6 +358,7 @@ t.test(
       );
       t.same(dump(db), dump(oneByOne), `${workers} workers: same intervals`);
       t.equal(summaries[2]!.state!.save.names, 3000);
+      t.equal(summaries[2]!.state!.save.partitions, workers);
     }
   },
 );
