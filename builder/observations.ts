@@ -10,7 +10,7 @@
  * accepts a line only when parseObservationLine would accept it with the same record.
  */
 import type { StateDb } from './state.js';
-import type { ObservationRecord, Rejected } from './sources/types.js';
+import type { ObservationRecord } from './sources/types.js';
 import { canonicalIp, parseIp } from '../shared/ip.js';
 import { normalizeDomain } from '../shared/domain.js';
 import { OUTCOMES, type Outcome } from '../shared/vocabulary.js';
@@ -884,11 +884,4 @@ export class ObservationApplier {
   save(): SaveResult {
     return this.machine.save();
   }
-}
-
-export interface ObservationFileResult {
-  read: number;
-  rejected: Rejected[];
-  rejectedCount: number;
-  counts: ApplyCounts;
 }
