@@ -7,13 +7,23 @@ DEMO_STATE := var/demo/state
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
-.PHONY: install build lint typecheck test demo demo-release bench bench-build import-shared clean
+# Debian packages the tests start for real (command:package).
+TEST_SYSTEM_DEPS := knotd:knot
+BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
+
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $(NODE_MODULES)
 
 install: $(NODE_MODULES)
+
+system-deps:
+	scripts/system-deps.sh $(TEST_SYSTEM_DEPS)
+
+bench-system-deps:
+	scripts/system-deps.sh $(BENCH_SYSTEM_DEPS)
 
 build: install
 	npx tsc -p tsconfig.json
@@ -26,7 +36,7 @@ typecheck: install
 	npx tsc -p tsconfig.json --noEmit
 
 # Lint, type check (the build is the type check), then every test; ends with "N passed, N failed".
-test: install lint build
+test: install system-deps lint build
 	npx tap --reporter=tap | node scripts/tap-summary.mjs
 
 # Builds the demo release from the bundled sample data (no network).
@@ -38,17 +48,25 @@ demo-release: build
 	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import observations demo/data/observations/round-*.ndjson
 	ASN_MAPPING=ip-location-db ./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) release --demo
 
-demo: demo-release
-	./bin/builder.js --releases-dir $(DEMO_RELEASES) inspect | head -40
-	@echo
-	@echo "Demo release built in $(DEMO_RELEASES). The API server arrives with the next milestone;"
-	@echo "until then query the release offline, e.g.: ./bin/builder.js --releases-dir $(DEMO_RELEASES) inspect"
+# Builds the demo release if needed, creates a key, serves on PORT (default 8080), prints how to call it.
+demo: build
+	@test -f $(DEMO_RELEASES)/CURRENT || $(MAKE) demo-release
+	scripts/demo.sh
 
 # Full-scale build: all of ../shared/data plus a generated seed of 1,000,000 domains, 3 rounds.
 bench-build: build
 	node dist/test/bench/bench-build.js --shared ../shared/data --dir $(BENCH_DIR) --domains $${DOMAINS:-1000000} --rounds 3
 
-bench: bench-build
+# Collector: Knot serving 1,000,000 generated domains on loopback, dnsperf baseline, one full round.
+bench-collect: build bench-system-deps
+	node dist/test/bench/bench-collect.js --domains $${DOMAINS:-1000000} --dir $(BENCH_DIR)/collect
+
+# The API under load against a bare node:http server sending the same bytes (needs the bench-build release).
+bench-api: build bench-system-deps
+	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
+	node dist/test/bench/bench-api.js --releases $(BENCH_DIR)/releases
+
+bench: bench-build bench-api
 
 # Every supported real file of ../shared/data through `builder import` (counts for PROVENANCE.md).
 import-shared: build

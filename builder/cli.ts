@@ -11,6 +11,9 @@ import { startProgress } from './progress.js';
 import { publishRelease, pruneReleases } from './release/release-command.js';
 import { inspectRelease, listReleases } from './release/catalog.js';
 import { fetchCommand } from './fetch-command.js';
+import { collectCommand } from './collector/collect-command.js';
+import { importZdnsFiles } from './collector/zdns.js';
+import { registerQueryCommand } from './query-command.js';
 
 function intArg(value: string): number {
   const n = Number(value);
@@ -22,6 +25,12 @@ function settingsFrom(options: Record<string, unknown>): Settings {
   const overrides: Partial<Record<SettingName, unknown>> = {};
   if (options.stateDir) overrides.STATE_DIR = options.stateDir;
   if (options.releasesDir) overrides.RELEASES_DIR = options.releasesDir;
+  if (options.resolver !== undefined) overrides.RESOLVER = options.resolver;
+  if (options.timeout !== undefined) overrides.DNS_TIMEOUT_MS = options.timeout;
+  if (options.retries !== undefined) overrides.DNS_RETRIES = options.retries;
+  if (options.maxQps !== undefined) overrides.DNS_MAX_QPS = options.maxQps;
+  if (options.maxInFlight !== undefined) overrides.DNS_MAX_IN_FLIGHT = options.maxInFlight;
+  if (options.ptrShare !== undefined) overrides.PTR_SHARE = options.ptrShare;
   return loadSettings(process.env, overrides);
 }
 
@@ -86,16 +95,29 @@ export function buildProgram(): Command {
       '<files...>',
       'files of one snapshot (e.g. ips-v4.txt ips-v6.txt), or observation NDJSON files in time order',
     )
-    .action(async (kind: string, files: string[]) => {
+    .option(
+      '--format <format>',
+      'observations only: ndjson (docs/observations-format.md) or zdns (JSON lines of ZDNS 2, modules A and AAAA)',
+      'ndjson',
+    )
+    .action(async (kind: string, files: string[], options: { format: string }) => {
       const settings = settingsFrom(program.opts());
+      if (options.format !== 'ndjson' && options.format !== 'zdns') {
+        throw new Error(`--format ${JSON.stringify(options.format)}: expected ndjson or zdns`);
+      }
+      if (options.format !== 'ndjson' && kind !== 'observations') {
+        throw new Error(`--format applies to "import observations" only`);
+      }
       for (const f of files) if (!fs.existsSync(f)) throw new Error(`${f}: no such file`);
       const db = openState(settings.STATE_DIR);
       try {
         if (kind === 'observations') {
           // One state load, every file in order, one save (one transaction) at the end.
-          const summaries = await importObservationFiles(db, files, (file) =>
-            startProgress(`import ${path.basename(file)}`, null),
-          );
+          const progress = (file: string) => startProgress(`import ${path.basename(file)}`, null);
+          const summaries =
+            options.format === 'zdns'
+              ? await importZdnsFiles(db, files, progress)
+              : await importObservationFiles(db, files, progress);
           summaries.forEach((summary, i) => printSummary({ ...summary, source: `observations ${files[i]}` }));
           const state = summaries[summaries.length - 1]?.state;
           if (state) {
@@ -124,6 +146,49 @@ export function buildProgram(): Command {
         db.close();
       }
     });
+
+  const collectOptions = (command: Command): Command =>
+    command
+      .option('--resolver <host:port>', 'resolver to ask (env RESOLVER, default the system resolver)')
+      .option('--timeout <ms>', 'time to wait for one answer (env DNS_TIMEOUT_MS)', intArg)
+      .option('--retries <n>', 'retries after a timeout (env DNS_RETRIES)', intArg)
+      .option('--max-qps <n>', 'queries per second at most, 0: no cap (env DNS_MAX_QPS)', intArg)
+      .option('--max-in-flight <n>', 'queries in flight at most (env DNS_MAX_IN_FLIGHT)', intArg)
+      .option(
+        '--ptr-share <fraction>',
+        'share of the observed IPs whose PTR is checked (env PTR_SHARE)',
+        parseFloat,
+      );
+
+  collectOptions(
+    program
+      .command('collect')
+      .description(
+        'Run one DNS collection round (seed names and www., A and AAAA, then a share of PTRs); an interrupted round resumes.',
+      ),
+  ).action(async (options: Record<string, unknown>) => {
+    const settings = settingsFrom({ ...program.opts(), ...options });
+    const summary = await collectCommand(settings);
+    if (summary.interrupted) process.exitCode = 130;
+  });
+
+  collectOptions(
+    program
+      .command('run')
+      .description('What a cron job calls: fetch every feed, run one collection round, publish a release.'),
+  ).action(async (options: Record<string, unknown>) => {
+    const settings = settingsFrom({ ...program.opts(), ...options });
+    const fetched = await fetchCommand(settings, [], {});
+    if (!fetched) console.error('run: some feeds failed and keep their previous snapshot; continuing');
+    const summary = await collectCommand(settings);
+    if (summary.interrupted) {
+      process.exitCode = 130;
+      console.error('run: the round was interrupted; no release published');
+      return;
+    }
+    publishRelease(settings, { dataset: 'production' });
+    if (!fetched) process.exitCode = 1;
+  });
 
   program
     .command('release')
@@ -159,6 +224,8 @@ export function buildProgram(): Command {
     .action((options: { keep: number }) => {
       pruneReleases(settingsFrom(program.opts()).RELEASES_DIR, options.keep);
     });
+
+  registerQueryCommand(program, () => settingsFrom(program.opts()).RELEASES_DIR);
 
   return program;
 }

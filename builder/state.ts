@@ -7,7 +7,14 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const STATE_SCHEMA_VERSION = 2;
+export const STATE_SCHEMA_VERSION = 3;
+
+/**
+ * Older versions this builder upgrades in place: each step only adds tables (CREATE TABLE IF NOT
+ * EXISTS in SCHEMA), so the upgrade is applying the schema and writing the new version.
+ * 2 → 3: the collector's rounds (collect_round, collect_batch).
+ */
+const UPGRADABLE_FROM = new Set([2]);
 
 export type StateDb = Database.Database;
 
@@ -107,6 +114,31 @@ CREATE TABLE IF NOT EXISTS ptr (
   checked_at INTEGER NOT NULL,
   last_confirmed INTEGER
 ) WITHOUT ROWID;
+
+-- Collection rounds (builder collect, builder/collector/). A round not in phase 'done' is resumed
+-- by the next collect.
+CREATE TABLE IF NOT EXISTS collect_round (
+  id INTEGER PRIMARY KEY,
+  started_at INTEGER NOT NULL,
+  resolver TEXT NOT NULL,
+  phase TEXT NOT NULL,             -- 'forward' (A/AAAA queries), 'ptr', 'done'
+  names INTEGER NOT NULL,          -- names resolved (seed and www.)
+  forward_done_at INTEGER,         -- when the answers were applied to dns_state
+  ptr_started_at INTEGER,          -- PTR rows checked at or after this belong to the round
+  ptr_target INTEGER,              -- IPs the round checks (share of the observed IPs)
+  finished_at INTEGER,
+  summary TEXT                     -- JSON: outcome counts, queries, state changes
+);
+
+-- Answers of the forward phase of the unfinished round, in batches (JSON arrays of
+-- [name, rtype 0 = A / 1 = AAAA, time, outcome, vals, cnames]). They are applied to dns_state and
+-- deleted in one transaction when the phase ends; a resumed round applies them and does not ask
+-- again.
+CREATE TABLE IF NOT EXISTS collect_batch (
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL,
+  answers TEXT NOT NULL
+);
 `;
 
 export function statePath(stateDir: string): string {
@@ -125,12 +157,18 @@ export function openState(stateDir: string): StateDb {
     db.exec(`CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).get() as
       { value: string } | undefined;
-    if (row && Number(row.value) !== STATE_SCHEMA_VERSION) {
+    const upgrade = row !== undefined && UPGRADABLE_FROM.has(Number(row.value));
+    if (row && Number(row.value) !== STATE_SCHEMA_VERSION && !upgrade) {
       throw new Error(
         `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
       );
     }
     db.exec(SCHEMA);
+    if (upgrade) {
+      db.prepare(`UPDATE state_meta SET value = ? WHERE key = 'schema_version'`).run(
+        String(STATE_SCHEMA_VERSION),
+      );
+    }
     if (!row) {
       db.prepare(`INSERT INTO state_meta (key, value) VALUES ('schema_version', ?)`).run(
         String(STATE_SCHEMA_VERSION),

@@ -43,6 +43,115 @@ export const SETTINGS = {
     description:
       "Share of an AS's routed IPv4 space that published cloud/hosting/CDN ranges must cover for the service's own category.",
   },
+  RESOLVER: {
+    schema: z.string().default(''),
+    description:
+      'DNS resolver the collector asks, host:port or [IPv6]:port (empty: the first nameserver of /etc/resolv.conf).',
+  },
+  DNS_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(10).max(60_000).default(2000),
+    description: 'Time the collector waits for one DNS answer before asking again, in milliseconds.',
+  },
+  DNS_RETRIES: {
+    schema: z.coerce.number().int().min(0).max(10).default(2),
+    description: 'Times the collector asks again after a timeout before recording the outcome timeout.',
+  },
+  DNS_MAX_QPS: {
+    schema: z.coerce.number().int().min(0).default(2000),
+    description:
+      'DNS queries per second the collector sends at most (0: no cap; only for a resolver of your own).',
+  },
+  DNS_MAX_IN_FLIGHT: {
+    schema: z.coerce.number().int().min(1).max(4096).default(100),
+    description: 'DNS queries the collector has sent and not yet had answered, at most.',
+  },
+  PTR_SHARE: {
+    schema: z.coerce.number().min(0).max(1).default(0.1),
+    description:
+      'Share of the observed IPs whose PTR each collect round checks, least recently checked first (0: none).',
+  },
+  PORT: {
+    schema: z.coerce.number().int().min(0).max(65535).default(8080),
+    description: 'TCP port the server listens on (0: any free port).',
+  },
+  HOST: {
+    schema: z.string().min(1).default('127.0.0.1'),
+    description: 'Address the server listens on (0.0.0.0 or :: for every interface).',
+  },
+  ACCOUNTS_DB: {
+    schema: z.string().min(1).default('accounts.sqlite'),
+    description:
+      'Embedded accounts store (workspaces, projects, keys): an SQLite file, created when missing.',
+  },
+  DATABASE_URL: {
+    schema: z.string().default(''),
+    description:
+      'PostgreSQL accounts store shared by every replica (postgres://user@host:5432/db); empty: the embedded ACCOUNTS_DB.',
+  },
+  DATABASE_SCHEMA: {
+    schema: z
+      .string()
+      .regex(/^([a-z_][a-z0-9_]{0,62})?$/, 'expected lowercase letters, digits and _')
+      .default(''),
+    description:
+      "PostgreSQL schema of the accounts tables, created when missing (empty: the connection's default).",
+  },
+  REDIS_URL: {
+    schema: z.string().default(''),
+    description:
+      'Redis for rate limits and counters shared by every replica (redis://host:6379); empty: in-process counters.',
+  },
+  REDIS_KEY_PREFIX: {
+    schema: z.string().default('ipscope:'),
+    description: 'Prefix of every Redis key the server writes, so several installations can share one Redis.',
+  },
+  TRUST_PROXY: {
+    schema: z.string().default(''),
+    description:
+      'Proxies whose X-Forwarded-For is believed, comma-separated addresses, CIDRs or loopback/linklocal/uniquelocal (empty: the socket address is the client).',
+  },
+  METERING: {
+    schema: z.enum(['on', 'off']).default('on'),
+    description:
+      'off serves every key without rate limits, quotas or counting (benchmarks, or a gateway that meters).',
+  },
+  FREE_REQUESTS_PER_MINUTE: {
+    schema: z.coerce.number().int().min(1).default(60),
+    description:
+      "Free plan: requests per minute per workspace (across all its keys). Other plans: 'server plans set'.",
+  },
+  FREE_MONTHLY_QUOTA: {
+    schema: z.coerce.number().int().min(0).default(10_000),
+    description: 'Free plan: counted requests per workspace per UTC calendar month.',
+  },
+  FREE_MAX_PAGE_SIZE: {
+    schema: z.coerce.number().int().min(1).max(1000).default(100),
+    description:
+      'Free plan: largest page (limit) of a paged lookup; larger values are lowered and next_cursor continues.',
+  },
+  USAGE_FLUSH_MS: {
+    schema: z.coerce.number().int().min(10).max(10_000).default(200),
+    description:
+      'How often counted requests are written to the accounts store, in milliseconds (and at shutdown).',
+  },
+  KEY_CACHE_MS: {
+    schema: z.coerce.number().int().min(0).max(1000).default(500),
+    description:
+      'How long a verified key is trusted without asking the accounts store (at most 1000: revocation reaches every replica within 1 s).',
+  },
+  CONSOLE_URL: {
+    schema: z.string().default(''),
+    description:
+      'Origin of the web console (e.g. https://console.example.org); the only web origin allowed to call the API and MCP.',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    description: 'Server log level (structured JSON logs on stdout, pino).',
+  },
+  RELEASE_POLL_MS: {
+    schema: z.coerce.number().int().min(50).max(60_000).default(500),
+    description: 'How often the server checks releases/CURRENT for a new release, in milliseconds.',
+  },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

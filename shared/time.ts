@@ -1,7 +1,17 @@
 /** Times are kept as whole epoch seconds internally and shown as ISO 8601 UTC on the wire. */
 
+/** Recent conversions: lookups repeat the same few observation times (one per collection round). */
+const ISO_CACHE = new Map<number, string>();
+const ISO_CACHE_SIZE = 50_000;
+
 export function toIso(epochSeconds: number): string {
-  return new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
+  let iso = ISO_CACHE.get(epochSeconds);
+  if (iso === undefined) {
+    iso = new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
+    if (ISO_CACHE.size >= ISO_CACHE_SIZE) ISO_CACHE.clear();
+    ISO_CACHE.set(epochSeconds, iso);
+  }
+  return iso;
 }
 
 /** Parses an ISO 8601 timestamp with an offset (or Z); null when it is not one. */

@@ -3,6 +3,10 @@
  * (publish.ts) builds into a temp path, checks, fsyncs and renames.
  */
 import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import { parseCidr, parseIp, ipKey, rangeToCidrs, rangeSize } from '../../shared/ip.js';
 import { findIpBogon } from '../../shared/bogons.js';
 import { HOSTING_CATEGORIES, type RangeCategory } from '../../shared/vocabulary.js';
@@ -18,6 +22,17 @@ import { getSource } from '../sources/index.js';
 import { buildSegments, type SegmentInput } from './segments.js';
 import { RangeTable } from './range-table.js';
 import { buildHostingRuns, encodeRun, type IntervalOnNetwork, type NetworkInfo } from './hosting-runs.js';
+import {
+  BatchInsert,
+  collectGarbage,
+  intervalsByValue,
+  readIntervals,
+  readNameMap,
+  writeIntervals,
+  PackedText,
+  type IntervalArrays,
+  type Intervals,
+} from './dns-tables.js';
 
 export interface BuildOptions {
   stateFile: string;
@@ -55,37 +70,179 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     const result = fn();
     const seconds = (performance.now() - started) / 1000;
     phases.push({ name, seconds });
-    options.log(`  ${name}: ${seconds.toFixed(1)} s`);
+    const m = process.memoryUsage();
+    options.log(
+      `  ${name}: ${seconds.toFixed(1)} s` +
+        (process.env.BUILDER_MEMORY_LOG
+          ? ` (rss ${m.rss >> 20} heap ${m.heapUsed >> 20} buffers ${m.arrayBuffers >> 20} MiB)`
+          : ''),
+    );
     return result;
   };
 
+  // The other CPU: a worker thread writes provider ranges, the ASN mapping, dns_state and the
+  // hosting runs into a file of its own (release-worker.ts); its tables are copied in at the end.
+  const workerFile = `${file}.part`;
+  const worker = startReleaseWorker(workerFile, options);
   const db = new Database(file);
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -131072'); // 128 MiB, and as much for the attached state: peak RSS stays < 1.5 GB
+    db.pragma('cache_size = -98304'); // 96 MiB: the domain name index and the interval index are built in it
     db.pragma('temp_store = FILE');
     db.exec(`ATTACH DATABASE '${options.stateFile.replace(/'/g, "''")}' AS st`);
-    db.pragma('st.cache_size = -131072');
+    db.pragma('st.cache_size = -32768'); // read in order here (the worker reads dns_state by key)
     for (const ddl of Object.values(RELEASE_TABLES)) db.exec(ddl);
-
-    const ranges = phase('provider ranges', () => writeProviderRanges(db));
-    const asnTable = phase('asn mapping', () => writeAsnRanges(db, options, ranges));
-    phase('domains and intervals', () => writeDomains(db));
-    phase('indexes', () => {
-      for (const ddl of RELEASE_INDEXES) db.exec(ddl);
+    // One transaction per stretch of the load (no journal: a failed build is deleted, never published).
+    db.exec('BEGIN');
+    const names = phase('domains', () => writeDomains(db));
+    worker.post({ nameToDomain: names });
+    const intervals = phase('read intervals', () => {
+      const result = readIntervals(db, names, true);
+      collectGarbage();
+      return result;
     });
-    const networks = new NetworkResolver(db, asnTable, ranges);
-    phase('ip summaries and observed counts', () => writeIpSummaryAndObserved(db, networks));
-    phase('hosting runs', () => writeHostingRuns(db, networks));
+    const asnOfValue = new Float64Array(new SharedArrayBuffer(intervals.values.length * 8));
+    worker.post({ intervals: shareIntervals(intervals), asnOfValue });
+    phase('intervals', () => writeIntervals(db, intervals));
+    const byValue = phase('ip summaries', () => writeIpSummary(db, intervals));
+    const [intervalIndexes, otherIndexes] = [
+      RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
+      RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
+    ];
+    phase('interval index', () => {
+      for (const ddl of intervalIndexes) db.exec(ddl);
+    });
+    db.exec('COMMIT');
+    phase('wait for the worker, copy its tables', () => {
+      for (const p of worker.wait()) {
+        phases.push(p);
+        options.log(`    ${p.name} (worker thread): ${p.seconds.toFixed(1)} s`);
+      }
+      db.exec(`ATTACH DATABASE '${workerFile.replace(/'/g, "''")}' AS part`);
+      db.exec('BEGIN');
+      // Into empty tables declared alike, SQLite copies the records as they are.
+      for (const table of WORKER_TABLES) db.exec(`INSERT INTO main.${table} SELECT * FROM part.${table}`);
+      db.exec('COMMIT');
+      db.exec('DETACH DATABASE part');
+    });
+    removeDatabaseFile(workerFile);
+    db.exec('BEGIN');
+    phase('observed counts', () => writeObserved(db, intervals, byValue, asnOfValue));
+    phase('indexes', () => {
+      for (const ddl of otherIndexes) db.exec(ddl);
+    });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
     const counts = phase('meta', () => writeMeta(db, options));
+    db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => db.exec('ANALYZE'));
     return { counts, phases };
   } finally {
     db.close();
+    worker.stop();
+    removeDatabaseFile(workerFile);
   }
+}
+
+/** The tables the worker thread writes. */
+export const WORKER_TABLES = [
+  'provider_range',
+  'provider_segment',
+  'asn_range',
+  'asn',
+  'dns_state',
+  'domain_hosting',
+] as const;
+
+function removeDatabaseFile(file: string): void {
+  for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
+}
+
+/** Intervals as the worker receives them: the arrays in shared memory, the addresses packed. */
+export interface SharedIntervals extends Omit<Intervals, 'values'> {
+  /** The addresses, newline-separated (PackedText bytes). */
+  valuesText: Uint8Array;
+}
+
+function shareIntervals(iv: Intervals): SharedIntervals {
+  const { values, ...arrays } = iv;
+  return { ...arrays, valuesText: PackedText.of(values).bytes };
+}
+
+export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays; values: PackedText } {
+  const { valuesText, ...arrays } = shared;
+  return {
+    iv: arrays,
+    values: new PackedText(Buffer.from(valuesText.buffer, valuesText.byteOffset, valuesText.length)),
+  };
+}
+
+/** Messages from buildRelease to the worker, in this order. */
+export type WorkerInput =
+  { nameToDomain: Int32Array } | { intervals: SharedIntervals; asnOfValue: Float64Array };
+
+/** What the worker sends back once (release-worker.ts). */
+export interface WorkerResult {
+  error?: string;
+  phases?: BuildResult['phases'];
+}
+
+/**
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: wait() blocks on a shared flag
+ * the worker sets once its result is posted (it always does, also on failure).
+ */
+function startReleaseWorker(
+  file: string,
+  options: BuildOptions,
+): { post: (m: WorkerInput) => void; wait: () => BuildResult['phases']; stop: () => void } {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const toWorker = new MessageChannel();
+  const fromWorker = new MessageChannel();
+  const url = new URL(`./release-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+  const worker = new Worker(url, {
+    workerData: {
+      file,
+      stateFile: options.stateFile,
+      asnMappingPreference: options.asnMappingPreference,
+      ownCategoryThreshold: options.ownCategoryThreshold,
+      flag,
+      input: toWorker.port2,
+      output: fromWorker.port2,
+    },
+    transferList: [toWorker.port2, fromWorker.port2],
+  });
+  worker.unref();
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    toWorker.port1.close();
+    fromWorker.port1.close();
+    void worker.terminate();
+  };
+  return {
+    stop,
+    post: (m) => toWorker.port1.postMessage(m),
+    wait: () => {
+      Atomics.wait(flag, 0, 0);
+      const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
+      stop();
+      if (!m || m.error !== undefined) throw new Error(`release worker: ${m?.error ?? 'no result'}`);
+      return m.phases!;
+    },
+  };
+}
+
+/** Writes provider_range, provider_segment, asn_range and asn; returns the network of an address. */
+export function writeRangeTables(
+  db: Database.Database,
+  options: Pick<BuildOptions, 'asnMappingPreference' | 'ownCategoryThreshold'>,
+  phase: <T>(name: string, fn: () => T) => T,
+): NetworkResolver {
+  const ranges = phase('provider ranges', () => writeProviderRanges(db));
+  const asnTable = phase('asn mapping', () => writeAsnRanges(db, options, ranges));
+  return new NetworkResolver(db, asnTable, ranges);
 }
 
 interface ProviderRanges {
@@ -188,7 +345,7 @@ interface AsnLookupValue {
 
 function writeAsnRanges(
   db: Database.Database,
-  options: BuildOptions,
+  options: Pick<BuildOptions, 'asnMappingPreference' | 'ownCategoryThreshold'>,
   providerRanges: ProviderRanges,
 ): RangeTable<AsnLookupValue> {
   const available = db
@@ -365,7 +522,8 @@ function ownCategory(agg: AsnAggregate, threshold: number): string | null {
   return covered.cdn > covered.hosting ? 'cdn' : 'hosting';
 }
 
-function writeDomains(db: Database.Database): void {
+/** The domain table (ids in seed-rank order, then other observed names); returns dns_name id -> domain id. */
+function writeDomains(db: Database.Database): Int32Array {
   db.exec(`
     CREATE TEMP TABLE resolved AS
       SELECT domain AS name, rank, 0 AS www FROM st.seed
@@ -373,26 +531,41 @@ function writeDomains(db: Database.Database): void {
     INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, rank, 1 FROM resolved ORDER BY rank, www, name;
     INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, NULL, 0 FROM st.dns_name ORDER BY name;
     DROP TABLE temp.resolved;
-    CREATE TEMP TABLE name_map (name_id INTEGER PRIMARY KEY, domain_id INTEGER NOT NULL);
-    INSERT INTO name_map SELECT n.id, d.id FROM st.dns_name n JOIN domain d ON d.name = n.name;
+  `);
+  return readNameMap(db);
+}
+
+/**
+ * dns_state in (domain id, record type) order without a sort: a temp table lists the name id of
+ * each domain id, scanned in order, and each domain's rows are found by the state's primary key.
+ */
+export function writeStates(db: Database.Database, nameToDomain: Int32Array): void {
+  db.exec(`CREATE TEMP TABLE domain_name (domain_id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL)`);
+  let maxDomain = 0;
+  for (let nameId = 1; nameId < nameToDomain.length; nameId++)
+    maxDomain = Math.max(maxDomain, nameToDomain[nameId]!);
+  const nameOf = new Int32Array(maxDomain + 1);
+  for (let nameId = 1; nameId < nameToDomain.length; nameId++) {
+    const d = nameToDomain[nameId]!;
+    if (d !== 0) nameOf[d] = nameId;
+  }
+  const insert = new BatchInsert(
+    db,
+    2,
+    (rows) => `INSERT INTO temp.domain_name (domain_id, name_id) VALUES ${rows}`,
+  );
+  for (let d = 1; d <= maxDomain; d++) if (nameOf[d] !== 0) insert.row(d, nameOf[d]);
+  insert.flush();
+  db.exec(`
     INSERT INTO dns_state SELECT m.domain_id, s.rtype, s.outcome, s.good_outcome, s.vals, s.cnames, s.last_observed,
-      s.last_confirmed, s.last_positive FROM st.dns_state s JOIN name_map m USING (name_id) ORDER BY m.domain_id, s.rtype;
-    INSERT INTO dns_interval (domain_id, rtype, value, first_observed, last_confirmed, ended_at)
-      SELECT m.domain_id, x.rtype, x.value, x.first_observed, x.last_confirmed, x.ended_at FROM (
-        SELECT name_id, rtype, value, first_observed, last_confirmed, ended_at FROM st.dns_ended
-        UNION ALL
-        SELECT s.name_id, s.rtype, v.value, f.value, s.last_positive, NULL
-          FROM st.dns_state s, json_each(s.vals) v, json_each(s.firsts) f WHERE f.key = v.key
-      ) x JOIN name_map m USING (name_id)
-      ORDER BY m.domain_id, x.first_observed, x.rtype, x.value;
-    CREATE TEMP TABLE span AS SELECT domain_id, min(id) AS lo, max(id) AS hi FROM dns_interval GROUP BY domain_id;
-    UPDATE domain SET interval_lo = span.lo, interval_hi = span.hi FROM span WHERE span.domain_id = domain.id;
-    DROP TABLE temp.span;
+      s.last_confirmed, s.last_positive FROM temp.domain_name m JOIN st.dns_state s ON s.name_id = m.name_id
+      ORDER BY m.domain_id, s.rtype;
+    DROP TABLE temp.domain_name;
   `);
 }
 
 /** Network (routing ASN + cloud/hosting/CDN provider under this release) of an address. */
-class NetworkResolver {
+export class NetworkResolver {
   private readonly byKey = new Map<string, NetworkInfo>();
   private readonly asnInfo = new Map<number, { name: string | null; category: string | null }>();
   private static readonly BOGON: NetworkInfo = {
@@ -407,7 +580,7 @@ class NetworkResolver {
   constructor(
     db: Database.Database,
     private readonly asnTable: RangeTable<AsnLookupValue>,
-    private readonly ranges: ProviderRanges,
+    private readonly ranges: Pick<ProviderRanges, 'hostingByAddress'>,
   ) {
     const rows = db.prepare(`SELECT asn, name, category FROM asn`).all() as Array<{
       asn: number;
@@ -422,10 +595,13 @@ class NetworkResolver {
     if (!ip || findIpBogon(ip)) return NetworkResolver.BOGON;
     const asn = this.asnTable.find(ip.version, ip.value)?.asn ?? null;
     const hosting = this.ranges.hostingByAddress.find(ip.version, ip.value);
-    const key = `${asn}|${hosting?.provider ?? ''}`;
+    const as = asn !== null ? this.asnInfo.get(asn) : undefined;
+    // The category is part of the identity: otherwise an AS+provider pair with ranges of two
+    // categories (AWS CloudFront and EC2 in one AS) would take the category of whichever
+    // address happened to be looked up first.
+    const key = `${asn}|${hosting?.provider ?? ''}|${hosting?.category ?? as?.category ?? ''}`;
     let info = this.byKey.get(key);
     if (!info) {
-      const as = asn !== null ? this.asnInfo.get(asn) : undefined;
       info = {
         key,
         public: true,
@@ -440,140 +616,138 @@ class NetworkResolver {
   }
 }
 
-interface IntervalByValue {
-  value: string;
-  first_observed: number;
-  domain_id: number;
-  ended_at: number | null;
-  last_confirmed: number;
+/** Per address the summary of the IP lookup's `domains` block; addresses in byte order. */
+function writeIpSummary(db: Database.Database, iv: Intervals): ReturnType<typeof intervalsByValue> {
+  const names = readDomainNames(db);
+  const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
+  const insert = new BatchInsert(
+    db,
+    5,
+    (rows) =>
+      `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES ${rows}`,
+  );
+  const byValue = intervalsByValue(iv);
+  const { start, rows } = byValue;
+  const ids: number[] = [];
+  for (let v = 0; v < iv.values.length; v++) {
+    let first = Infinity;
+    let last = 0;
+    currentDomains(iv, rows, start[v]!, start[v + 1]!, ids);
+    for (let r = start[v]!; r < start[v + 1]!; r++) {
+      const i = rows[r]!;
+      if (iv.first[i]! < first) first = iv.first[i]!;
+      if (iv.last[i]! > last) last = iv.last[i]!;
+    }
+    let sample = '[';
+    for (let k = 0; k < ids.length && k < 10; k++)
+      sample += `${k > 0 ? ',' : ''}${JSON.stringify(names.get(ids[k]! - firstId))}`;
+    insert.row(iv.values[v], ids.length, `${sample}]`, first, last);
+  }
+  insert.flush();
+  return byValue;
+}
+
+/** The domain names in id order (ids are consecutive). */
+function readDomainNames(db: Database.Database): PackedText {
+  const chunk = db.prepare(
+    `SELECT count(*), max(id), group_concat(name, char(10)) FROM (SELECT id, name FROM domain WHERE id > ? ORDER BY id LIMIT 65536)`,
+  );
+  const parts: string[] = [];
+  let after = -1;
+  for (;;) {
+    const [count, last, text] = chunk.raw().get(after) as [number, number | null, string | null];
+    if (count === 0) break;
+    parts.push(text!);
+    after = last!;
+  }
+  const joined = parts.join('\n');
+  const bytes = Buffer.allocUnsafe(Buffer.byteLength(joined));
+  const written = bytes.write(joined, 0, 'utf8');
+  return new PackedText(bytes, written === joined.length);
+}
+
+/** Domain ids (ascending, distinct) with a current interval among rows[from, to) of one value. */
+function currentDomains(iv: Intervals, rows: Int32Array, from: number, to: number, ids: number[]): void {
+  ids.length = 0;
+  for (let r = from; r < to; r++) {
+    const i = rows[r]!;
+    const e = iv.ended[i]!;
+    // Rows of a value come in domain order: a repeated domain is the previous one.
+    if (e !== e && ids[ids.length - 1] !== iv.domain[i]) ids.push(iv.domain[i]!);
+  }
 }
 
 /**
- * One pass over the intervals in address order (the covering index): per address the summary of
- * the IP lookup's `domains` block, and per AS the observed counts (addresses with a current domain,
- * distinct current domains).
+ * Per AS the observed counts: addresses in its ranges with a current domain, and the distinct
+ * current domains on them. `asnOfValue` is the routing AS of each address (NaN: none).
  */
-function writeIpSummaryAndObserved(db: Database.Database, networks: NetworkResolver): void {
-  const names = db.prepare(`SELECT name FROM domain ORDER BY id`).pluck().all() as string[];
-  const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
-  const read = db.prepare(
-    `SELECT value, first_observed, domain_id, ended_at, last_confirmed FROM dns_interval INDEXED BY dns_interval_by_value
-     WHERE value >= ? ORDER BY value, first_observed LIMIT ?`,
-  );
-  const readOne = db.prepare(
-    `SELECT value, first_observed, domain_id, ended_at, last_confirmed FROM dns_interval INDEXED BY dns_interval_by_value
-     WHERE value = ?`,
-  );
-  const insert = db.prepare(
-    `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES (?, ?, ?, ?, ?)`,
-  );
+function writeObserved(
+  db: Database.Database,
+  iv: Intervals,
+  { start, rows }: ReturnType<typeof intervalsByValue>,
+  asnOfValue: Float64Array,
+): void {
   const observedIps = new Map<number, number>();
   const observedDomains = new Map<number, Set<number>>();
-  const summarize = (value: string, rows: IntervalByValue[]) => {
-    let first = Infinity;
-    let last = 0;
-    const current = new Set<number>();
-    for (const r of rows) {
-      if (r.first_observed < first) first = r.first_observed;
-      if (r.last_confirmed > last) last = r.last_confirmed;
-      if (r.ended_at === null) current.add(r.domain_id);
-    }
-    const ids = [...current].sort((a, b) => a - b);
-    insert.run(
-      value,
-      ids.length,
-      JSON.stringify(ids.slice(0, 10).map((id) => names[id - firstId])),
-      first,
-      last,
-    );
-    if (ids.length === 0) return;
-    const asn = networks.of(value).asn;
-    if (asn === null) return;
+  const ids: number[] = [];
+  for (let v = 0; v < iv.values.length; v++) {
+    const asn = asnOfValue[v]!;
+    if (asn !== asn) continue;
+    currentDomains(iv, rows, start[v]!, start[v + 1]!, ids);
+    if (ids.length === 0) continue;
     observedIps.set(asn, (observedIps.get(asn) ?? 0) + 1);
     let set = observedDomains.get(asn);
     if (!set) observedDomains.set(asn, (set = new Set()));
     for (const id of ids) set.add(id);
-  };
-  const chunk = 100_000;
-  let from = '';
-  for (;;) {
-    const rows = read.all(from, chunk) as IntervalByValue[];
-    if (rows.length === 0) break;
-    const lastValue = rows[rows.length - 1]!.value;
-    const complete = rows.length < chunk;
-    db.transaction(() => {
-      if (!complete && rows[0]!.value === lastValue) {
-        // One address holds the whole chunk: read all of its rows.
-        summarize(lastValue, readOne.all(lastValue) as IntervalByValue[]);
-        return;
-      }
-      let start = 0;
-      for (let i = 1; i <= rows.length; i++) {
-        if (i === rows.length || rows[i]!.value !== rows[start]!.value) {
-          const value = rows[start]!.value;
-          if (value === lastValue && !complete) break; // may continue in the next chunk
-          summarize(value, rows.slice(start, i));
-          start = i;
-        }
-      }
-    })();
-    if (complete) break;
-    if (rows[0]!.value === lastValue) {
-      from = `${lastValue}\u0000`; // the next address after lastValue
-    } else {
-      from = lastValue;
-    }
   }
   const update = db.prepare(`UPDATE asn SET observed_ips = ?, observed_domains = ? WHERE asn = ?`);
-  db.transaction(() => {
-    db.exec(`UPDATE asn SET observed_ips = 0, observed_domains = 0`);
-    for (const [asn, ips] of observedIps) update.run(ips, observedDomains.get(asn)!.size, asn);
-  })();
+  db.exec(`UPDATE asn SET observed_ips = 0, observed_domains = 0`);
+  for (const [asn, ips] of observedIps) update.run(ips, observedDomains.get(asn)!.size, asn);
 }
 
-/** Hosting runs, domain by domain, reading intervals in rowid (= domain) order in slices. */
-function writeHostingRuns(db: Database.Database, networks: NetworkResolver): void {
-  const maxId = (db.prepare(`SELECT coalesce(max(id), 0) FROM dns_interval`).pluck().get() as number) ?? 0;
-  const slice = db.prepare(
-    `SELECT domain_id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval WHERE id > ? AND id <= ? ORDER BY id`,
+/** Hosting runs, domain by domain (the intervals are in domain order). */
+export function writeHostingRuns(
+  db: Database.Database,
+  networks: NetworkResolver,
+  iv: IntervalArrays,
+  values: PackedText,
+  asnOfValue: Float64Array,
+): void {
+  const insert = new BatchInsert(
+    db,
+    3,
+    (rows) => `INSERT INTO domain_hosting (domain_id, runs, truncated) VALUES ${rows}`,
   );
-  const insertRuns = db.prepare(`INSERT INTO domain_hosting (domain_id, runs, truncated) VALUES (?, ?, ?)`);
-  const flush = (domainId: number, intervals: IntervalOnNetwork[]) => {
-    intervals.sort((a, b) => a.firstObserved - b.firstObserved);
-    const { runs, truncated } = buildHostingRuns(intervals);
-    insertRuns.run(domainId, JSON.stringify(runs.map(encodeRun)), truncated ? 1 : 0);
-  };
-  const step = 200_000;
-  let currentDomain = -1;
-  let pending: IntervalOnNetwork[] = [];
-  for (let lo = 0; lo < maxId; lo += step) {
-    const rows = slice.all(lo, lo + step) as Array<{
-      domain_id: number;
-      rtype: string;
-      value: string;
-      first_observed: number;
-      last_confirmed: number;
-      ended_at: number | null;
-    }>;
-    db.transaction(() => {
-      for (const r of rows) {
-        if (r.domain_id !== currentDomain) {
-          if (pending.length > 0) flush(currentDomain, pending);
-          currentDomain = r.domain_id;
-          pending = [];
-        }
-        pending.push({
-          rtype: r.rtype,
-          value: r.value,
-          firstObserved: r.first_observed,
-          lastConfirmed: r.last_confirmed,
-          endedAt: r.ended_at,
-          network: networks.of(r.value),
-        });
-      }
-    })();
+  const byValue: Array<NetworkInfo | undefined> = new Array<NetworkInfo | undefined>(values.length);
+  // NetworkResolver keeps the first network it resolves per (ASN, provider) key, category included:
+  // resolve in the order the release has always used (first the addresses with a current domain,
+  // in address order, then the rest in domain order) so that the same category wins.
+  const current = new Uint8Array(values.length);
+  for (let i = 0; i < iv.count; i++) if (iv.ended[i] !== iv.ended[i]) current[iv.value[i]!] = 1;
+  for (let v = 0; v < values.length; v++) if (current[v]) byValue[v] = networks.of(values.get(v));
+  const pending: IntervalOnNetwork[] = [];
+  for (let i = 0; i < iv.count;) {
+    const d = iv.domain[i]!;
+    pending.length = 0;
+    for (; i < iv.count && iv.domain[i] === d; i++) {
+      const v = iv.value[i]!;
+      const value = values.get(v);
+      const e = iv.ended[i]!;
+      pending.push({
+        rtype: iv.aaaa[i] ? 'AAAA' : 'A',
+        value,
+        firstObserved: iv.first[i]!,
+        lastConfirmed: iv.last[i]!,
+        endedAt: e === e ? e : null,
+        network: (byValue[v] ??= networks.of(value)),
+      });
+    }
+    // Already in first_observed order (then record type and value), as buildHostingRuns needs.
+    const { runs, truncated } = buildHostingRuns(pending);
+    insert.row(d, JSON.stringify(runs.map(encodeRun)), truncated ? 1 : 0);
   }
-  if (pending.length > 0) db.transaction(() => flush(currentDomain, pending))();
+  insert.flush();
+  for (let v = 0; v < byValue.length; v++) asnOfValue[v] = byValue[v]?.asn ?? NaN;
 }
 
 function writeMeta(db: Database.Database, options: BuildOptions): Record<string, number> {

@@ -1,8 +1,10 @@
 /**
  * `make bench-build`: a full-scale release from every supported file of ../shared/data plus a
- * generated seed of N domains (2N names) and three observation rounds. Each builder step runs as
- * its own process, as an operator runs it; prints wall time and peak RSS per step, the total,
- * and the release file size. With --runs > 1 (or RUNS=3) it repeats and reports median and spread.
+ * generated seed of N domains (2N names) and three observation rounds, in three processes: the
+ * feed snapshots and the seed (every `builder import` in one process, builder-batch.js), all
+ * observation rounds in ONE `builder import observations` (one state load and save), and
+ * `builder release`. Prints wall time and peak RSS per step, the total, and the release file
+ * size. With --runs > 1 (or RUNS=3) it repeats and reports median and spread.
  *
  *   node dist/test/bench/bench-build.js --shared ../shared/data --dir var/bench --domains 1000000 --rounds 3 [--runs 3]
  */
@@ -15,6 +17,7 @@ import { generateObservations } from './generate-observations.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const builder = path.join(root, 'bin/builder.js');
+const batch = path.join(root, 'dist/test/bench/builder-batch.js');
 
 const { values } = parseArgs({
   options: {
@@ -39,9 +42,14 @@ interface Step {
   maxRssMb: number;
 }
 
-function step(name: string, args: string[], env: Record<string, string> = {}): Step {
+function step(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+  script: string = builder,
+): Step {
   const started = performance.now();
-  const r = spawnSync(process.execPath, [builder, ...args], {
+  const r = spawnSync(process.execPath, [script, ...args], {
     encoding: 'utf8',
     env: { ...process.env, BUILDER_REPORT_RUSAGE: '1', ...env },
     maxBuffer: 64 << 20,
@@ -82,22 +90,21 @@ async function main(): Promise<void> {
     fs.rmSync(releasesDir, { recursive: true, force: true });
     const base = ['--state-dir', stateDir, '--releases-dir', releasesDir];
     const steps: Step[] = [];
-    for (const [kind, ...files] of imports) {
-      steps.push(
-        step(`import ${kind}`, [...base, 'import', kind!, ...files.map((f) => path.join(shared, f))]),
-      );
-    }
-    steps.push(step('import seed', [...base, 'import', 'tranco', path.join(obsDir, 'seed.csv')]));
-    for (let r = 1; r <= rounds; r++) {
-      steps.push(
-        step(`import round ${r}`, [
-          ...base,
-          'import',
-          'observations',
-          path.join(obsDir, `round-${r}.ndjson`),
-        ]),
-      );
-    }
+    // Feeds and seed: one process, one `builder import` after another.
+    const snapshots = [
+      ...imports.map(([kind, ...files]) => [kind!, ...files.map((f) => path.join(shared, f))]),
+      ['tranco', path.join(obsDir, 'seed.csv')],
+    ];
+    steps.push(
+      step(
+        `import ${imports.length} feeds + seed`,
+        snapshots.flatMap((args) => ['--', ...base, 'import', ...args]),
+        {},
+        batch,
+      ),
+    );
+    const roundFiles = Array.from({ length: rounds }, (_, i) => path.join(obsDir, `round-${i + 1}.ndjson`));
+    steps.push(step(`import rounds 1-${rounds}`, [...base, 'import', 'observations', ...roundFiles]));
     // The full tables of ip-location-db cover both families; the iptoasn v4 file here is only a subset.
     steps.push(step('release', [...base, 'release'], { ASN_MAPPING: 'ip-location-db,iptoasn' }));
     const current = fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim();

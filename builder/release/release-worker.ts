@@ -1,0 +1,79 @@
+/**
+ * The worker thread of buildRelease (build.ts): while the main thread writes the domains,
+ * intervals and IP summaries, it writes into a file of its own the provider ranges and the ASN
+ * mapping, then dns_state (once it has the domain ids), then the hosting runs (once it has the
+ * intervals) and the routing AS of every address. The main thread copies its tables in. Always
+ * posts one WorkerResult, then sets the shared flag the main thread waits on.
+ */
+import { workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import type { BuildResult, WorkerInput, WorkerResult } from './build.js';
+
+const data = workerData as {
+  file: string;
+  stateFile: string;
+  asnMappingPreference: string[];
+  ownCategoryThreshold: number;
+  flag: Int32Array;
+  input: MessagePort;
+  output: MessagePort;
+};
+
+const messages: WorkerInput[] = [];
+let wake: (() => void) | null = null;
+data.input.on('message', (m: WorkerInput) => {
+  messages.push(m);
+  wake?.();
+});
+async function next(): Promise<WorkerInput> {
+  while (messages.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+  return messages.shift()!;
+}
+
+let result: WorkerResult;
+try {
+  // Imported here: a failure to load is reported like any other.
+  const { default: Database } = await import('better-sqlite3');
+  const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
+  const { collectGarbage } = await import('./dns-tables.js');
+  const { WORKER_TABLES, unshareIntervals, writeHostingRuns, writeRangeTables, writeStates } =
+    await import('./build.js');
+  const phases: BuildResult['phases'] = [];
+  const phase = <T>(name: string, fn: () => T): T => {
+    const started = performance.now();
+    const value = fn();
+    phases.push({ name, seconds: (performance.now() - started) / 1000 });
+    return value;
+  };
+  const db = new Database(data.file);
+  try {
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.pragma('cache_size = -32768'); // only appended to
+    db.pragma('temp_store = FILE');
+    db.exec(`ATTACH DATABASE '${data.stateFile.replace(/'/g, "''")}' AS st`);
+    db.pragma('st.cache_size = -32768');
+    for (const table of WORKER_TABLES) db.exec(RELEASE_TABLES[table]);
+    db.exec('BEGIN');
+    const networks = writeRangeTables(db, data, phase);
+    collectGarbage();
+    const first = await next();
+    if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
+    phase('dns states', () => writeStates(db, first.nameToDomain));
+    const second = await next();
+    if (!('intervals' in second)) throw new Error('expected the intervals second');
+    const { iv, values } = unshareIntervals(second.intervals);
+    phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, second.asnOfValue));
+    db.exec('COMMIT');
+  } finally {
+    db.close();
+  }
+  result = { phases };
+} catch (error) {
+  result = { error: (error as Error).stack ?? String(error) };
+}
+data.input.close();
+data.output.postMessage(result);
+data.output.close();
+Atomics.store(data.flag, 0, 1);
+Atomics.notify(data.flag, 0);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make demo`: serves the demo release (built by `make demo-release` when missing) with a fresh
+# demo key, and prints how to call it. PORT (default 8080) and HOST (default 127.0.0.1) are honoured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEMO="${DEMO_DIR:-var/demo}"
+PORT="${PORT:-8080}"
+HOST="${HOST:-127.0.0.1}"
+ACCOUNTS="$DEMO/accounts.sqlite"
+
+# A fresh accounts file per demo run: one workspace, one project, one key.
+rm -f "$ACCOUNTS" "$ACCOUNTS-wal" "$ACCOUNTS-shm"
+KEY=$(./bin/server.js --accounts-db "$ACCOUNTS" keys create --project demo --label "make demo" | sed -n 's/^key: //p')
+[ -n "$KEY" ] || { echo "could not create the demo key" >&2; exit 1; }
+
+./bin/server.js --accounts-db "$ACCOUNTS" serve --host "$HOST" --port "$PORT" \
+  --releases-dir "$DEMO/releases" --log-level "${LOG_LEVEL:-warn}" > "$DEMO/server.out" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true' EXIT INT TERM
+for _ in $(seq 1 100); do
+  grep -q '^listening on ' "$DEMO/server.out" 2>/dev/null && break
+  kill -0 $SERVER 2>/dev/null || { cat "$DEMO/server.out" >&2; exit 1; }
+  sleep 0.1
+done
+URL=$(sed -n 's/^listening on //p' "$DEMO/server.out" | head -1)
+[ -n "$URL" ] || { echo "the server did not start" >&2; exit 1; }
+cat <<INFO
+
+ipscope demo (DEMO DATA: names under reserved example domains, real published ranges)
+  API:   $URL/v1   (OpenAPI: $URL/v1/openapi.json, agent guide: $URL/llms-full.txt)
+  MCP:   $URL/mcp
+  Key:   $KEY
+
+Try:
+  export KEY=$KEY
+  curl -H "Authorization: Bearer \$KEY" $URL/v1/ip/104.16.132.229
+  curl -H "Authorization: Bearer \$KEY" "$URL/v1/ip/151.101.1.195/domains?include_ended=true"
+  curl -H "Authorization: Bearer \$KEY" $URL/v1/domain/news.example/history
+  curl -H "Authorization: Bearer \$KEY" $URL/v1/domain/news.example/hosting
+  curl -H "Authorization: Bearer \$KEY" $URL/v1/asn/AS13335
+  curl $URL/health
+
+Logs: $DEMO/server.out. Ctrl-C stops the server.
+INFO
+tail -n +2 -f "$DEMO/server.out" --pid=$SERVER &
+wait $SERVER

@@ -1,0 +1,99 @@
+/**
+ * The HTTP application (Fastify 5), without listening: `buildApp(options)` wires the hooks, the
+ * error rendering and the route groups. `server serve` (server/cli.ts) listens; tests listen on
+ * port 0 or use `inject()`.
+ *
+ * Order of checks on a request: request id -> trailing-slash redirect -> route match (404/405) ->
+ * browser origin (403, CORS) -> key (401) -> query parameters (422 detail) -> query layer.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { keyCheckHook, type AccountsPort } from './auth.js';
+import type { RefusedKeyThrottle } from './limits/refused-keys.js';
+import { registerRestMetering } from './limits/rest-metering.js';
+import type { Meter } from './metering.js';
+import { browserOriginHook, consoleOrigin } from './browser-origin.js';
+import { refuseWhileClosing } from './closing.js';
+import { errorHandler, frameworkError, notFound } from './error-handler.js';
+import type { ReleaseSource } from './release-store.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
+import { RequestLogController } from './request-log.js';
+import { trailingSlashRedirect } from './trailing-slash.js';
+import { registerMcpRoute } from './mcp/plugin.js';
+import { registerAsnRoutes } from './routes/asn.js';
+import { registerDocsRoutes } from './routes/docs.js';
+import { registerDomainRoutes } from './routes/domain.js';
+import { registerHealthRoute } from './routes/health.js';
+import { registerIpRoutes } from './routes/ip.js';
+import { registerPingRoute } from './routes/ping.js';
+import type { RouteContext } from './routes/route.js';
+
+export interface AppOptions {
+  releases: ReleaseSource;
+  accounts: AccountsPort;
+  /** CONSOLE_URL: the only web origin allowed to call /v1 (empty: none). */
+  consoleUrl?: string;
+  /** A pino logger (server serve passes one at LOG_LEVEL); none: no logs. */
+  logger?: FastifyBaseLogger;
+  /** Rate limits, quotas and caps of /v1 and MCP tool calls (server/limits); none: unmetered. */
+  meter?: Meter;
+  /** 429 after too many refused keys from one address (server/limits/refused-keys.ts). */
+  refusedKeys?: RefusedKeyThrottle;
+  /** The /health `cache` check (Redis); none: in-process counters, always ok. */
+  cache?: { ping(): Promise<void> };
+  /** Fastify's trustProxy: proxies whose X-Forwarded-For names the client (TRUST_PROXY); default none. */
+  trustProxy?: false | string[];
+}
+
+/** Longest path parameter accepted before the query layer judges it (a domain is up to 253). */
+const MAX_PARAM_LENGTH = 2048;
+
+export function buildApp(options: AppOptions): FastifyInstance {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    logController: new RequestLogController(),
+    genReqId: requestIdFor,
+    exposeHeadRoutes: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
+    trustProxy: options.trustProxy ?? false,
+    // Closing is answered by refuseWhileClosing (the SPEC.md envelope), not by Fastify.
+    return503OnClosing: false,
+  });
+
+  app.decorateRequest('principal', null);
+  app.decorateRequest('billable', true);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  refuseWhileClosing(app);
+  app.addHook('onRequest', trailingSlashRedirect);
+
+  if (options.meter) registerRestMetering(app, options.meter);
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFound);
+
+  const ctx: RouteContext = {
+    app,
+    releases: options.releases,
+    accounts: options.accounts,
+    originHook: browserOriginHook(consoleOrigin(options.consoleUrl ?? '')),
+    keyHook: keyCheckHook(options.accounts, options.refusedKeys),
+    cache: options.cache,
+  };
+  registerIpRoutes(ctx);
+  registerDomainRoutes(ctx);
+  registerAsnRoutes(ctx);
+  registerPingRoute(ctx);
+  registerHealthRoute(ctx);
+  registerDocsRoutes(ctx);
+  registerMcpRoute(app, {
+    releases: options.releases,
+    accounts: options.accounts,
+    meter: options.meter,
+    refusedKeys: options.refusedKeys,
+    consoleOrigin: consoleOrigin(options.consoleUrl ?? ''),
+  });
+  return app;
+}

@@ -1,0 +1,28 @@
+/**
+ * Graceful close: once `app.close()` starts (SIGTERM), requests still arriving on open keep-alive
+ * connections get 503 `service_unavailable` with `Retry-After` and `Connection: close`, in the
+ * SPEC.md envelope (Fastify's own closing answer has another body), so clients retry elsewhere
+ * while the requests in flight finish.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../shared/errors.js';
+
+export const CLOSING_RETRY_AFTER_SECONDS = 1;
+
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new ApiError(
+      'service_unavailable',
+      'the server is shutting down: retry after Retry-After seconds',
+      {
+        retryAfter: CLOSING_RETRY_AFTER_SECONDS,
+      },
+    );
+  });
+}

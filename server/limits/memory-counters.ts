@@ -1,0 +1,136 @@
+/**
+ * In-process counters: the embedded default (one server process per accounts file), and what each
+ * replica falls back to while Redis is unreachable. A take is atomic because it reads, checks and
+ * increments without yielding to the event loop; only a counter not yet in memory is loaded (once)
+ * from the durable usage first.
+ */
+import type { UsageScope } from '../accounts/index.js';
+import {
+  MINUTE_MS,
+  monthOf,
+  windowOf,
+  type Counters,
+  type TakeRequest,
+  type TakeResult,
+  type Ticket,
+} from './counters.js';
+import type { UsageLedger } from './usage-ledger.js';
+
+export interface MemoryCountersOptions {
+  /** The month usage of a counter not yet in memory (durable store + not yet written counts). */
+  load(scope: UsageScope, id: string, month: string): Promise<number>;
+  /** Where kept units go (null: nowhere; the owner keeps them itself). */
+  ledger: UsageLedger | null;
+}
+
+interface MinuteWindow {
+  window: number;
+  used: number;
+}
+
+export class MemoryCounters implements Counters {
+  private readonly minutes = new Map<string, MinuteWindow>();
+  private readonly months = new Map<string, number>();
+  private readonly loading = new Map<string, Promise<number>>();
+  private currentMonth = '';
+
+  constructor(private readonly options: MemoryCountersOptions) {}
+
+  private async ensure(scope: UsageScope, id: string, month: string): Promise<void> {
+    const key = `${scope[0]}:${id}:${month}`;
+    if (this.months.has(key)) return;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = this.options.load(scope, id, month);
+      this.loading.set(key, pending);
+    }
+    try {
+      const used = await pending;
+      if (!this.months.has(key)) this.months.set(key, used);
+    } finally {
+      this.loading.delete(key);
+    }
+  }
+
+  async take(request: TakeRequest): Promise<TakeResult> {
+    const month = monthOf(request.now);
+    if (month !== this.currentMonth) {
+      // A new month starts from the durable counts (zero): drop last month's counters.
+      for (const key of this.months.keys()) if (!key.endsWith(month)) this.months.delete(key);
+      this.currentMonth = month;
+    }
+    const capped = request.projectCap !== null;
+    const projectKey = `p:${request.projectId}:${month}`;
+    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    if (!this.months.has(workspaceKey)) await this.ensure('workspace', request.workspaceId, month);
+    if (capped) {
+      if (!this.months.has(projectKey)) await this.ensure('project', request.projectId, month);
+    } else if (this.months.size > 0) {
+      // Not counted while uncapped: a cap set later loads the then-current durable count.
+      this.months.delete(projectKey);
+    }
+    // From here to the end nothing yields: the check and the increments are one step.
+    const window = windowOf(request.now);
+    let minute = this.minutes.get(request.workspaceId);
+    if (!minute || minute.window !== window) {
+      minute = { window, used: 0 };
+      this.minutes.set(request.workspaceId, minute);
+    }
+    const monthUsed = this.months.get(workspaceKey) ?? 0;
+    const projectUsed = capped ? (this.months.get(projectKey) ?? 0) : 0;
+    const resetMs = window + MINUTE_MS - request.now;
+    const refuse = (outcome: TakeResult['outcome']): TakeResult => ({
+      outcome,
+      minuteUsed: minute.used,
+      resetMs,
+      monthUsed,
+      projectUsed,
+    });
+    if (monthUsed >= request.monthlyQuota) return refuse('quota_exceeded');
+    if (capped && projectUsed >= request.projectCap!) return refuse('project_cap_exceeded');
+    if (minute.used >= request.requestsPerMinute) return refuse('rate_limited');
+    minute.used += 1;
+    this.months.set(workspaceKey, monthUsed + 1);
+    if (capped) this.months.set(projectKey, projectUsed + 1);
+    const ticket: Ticket = {
+      workspaceId: request.workspaceId,
+      projectId: request.projectId,
+      month,
+      window,
+      project: capped,
+      where: 'memory',
+    };
+    return {
+      outcome: 'ok',
+      minuteUsed: minute.used,
+      resetMs,
+      monthUsed: monthUsed + 1,
+      projectUsed: capped ? projectUsed + 1 : 0,
+      ticket,
+    };
+  }
+
+  async give(ticket: Ticket): Promise<void> {
+    const minute = this.minutes.get(ticket.workspaceId);
+    if (minute && minute.window === ticket.window && minute.used > 0) minute.used -= 1;
+    const workspaceKey = `w:${ticket.workspaceId}:${ticket.month}`;
+    const used = this.months.get(workspaceKey);
+    if (used !== undefined && used > 0) this.months.set(workspaceKey, used - 1);
+    if (ticket.project) {
+      const projectKey = `p:${ticket.projectId}:${ticket.month}`;
+      const projectUsed = this.months.get(projectKey);
+      if (projectUsed !== undefined && projectUsed > 0) this.months.set(projectKey, projectUsed - 1);
+    }
+  }
+
+  keep(ticket: Ticket): void {
+    this.options.ledger?.add('workspace', ticket.workspaceId, ticket.month);
+    this.options.ledger?.add('project', ticket.projectId, ticket.month);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    await this.options.ledger?.close();
+  }
+}

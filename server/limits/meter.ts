@@ -1,0 +1,114 @@
+/**
+ * The Meter of server/metering.ts over a plan book and counters: reserve takes one unit (or throws
+ * the refusal: 429 rate_limited with Retry-After, 402 quota_exceeded / project_cap_exceeded, 503
+ * service_unavailable when the counters cannot be reached at all), commit keeps it, release gives it
+ * back. Both settle once; the headers describe the state after the reservation and, once released,
+ * after the release.
+ */
+import { ApiError } from '../../shared/errors.js';
+import type { KeyPrincipal, Plan } from '../accounts/index.js';
+import type { Meter, Reservation } from '../metering.js';
+import type { Counters, TakeResult, Ticket } from './counters.js';
+import type { PlanBook } from './plans.js';
+
+/** Seconds a client is told to wait when the accounts store or the counters do not answer. */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/** A refusal of the meter: an ApiError that also carries the limit headers of the response. */
+export class MeterRefusal extends ApiError {
+  constructor(
+    code: 'rate_limited' | 'quota_exceeded' | 'project_cap_exceeded',
+    readonly headers: Record<string, string>,
+    retryAfter?: number,
+  ) {
+    super(code, undefined, retryAfter === undefined ? {} : { retryAfter });
+  }
+}
+
+function limitHeaders(plan: Plan, cap: number | null, r: TakeResult): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(plan.requestsPerMinute),
+    'x-ratelimit-remaining': String(Math.max(0, plan.requestsPerMinute - r.minuteUsed)),
+    'x-ratelimit-reset': String(Math.max(1, Math.ceil(r.resetMs / 1000))),
+    'x-quota-limit': String(plan.monthlyQuota),
+    'x-quota-used': String(Math.min(r.monthUsed, plan.monthlyQuota)),
+    'x-quota-remaining': String(Math.max(0, plan.monthlyQuota - r.monthUsed)),
+  };
+  if (cap !== null) {
+    headers['x-project-quota-limit'] = String(cap);
+    headers['x-project-quota-used'] = String(Math.min(r.projectUsed, cap));
+    headers['x-project-quota-remaining'] = String(Math.max(0, cap - r.projectUsed));
+  }
+  return headers;
+}
+
+export interface CountingMeterOptions {
+  plans: PlanBook;
+  counters: Counters;
+  log?: (message: string, error?: unknown) => void;
+}
+
+export class CountingMeter implements Meter {
+  constructor(private readonly options: CountingMeterOptions) {}
+
+  async reserve(principal: KeyPrincipal): Promise<Reservation> {
+    let plan: Plan;
+    let result: TakeResult;
+    const cap = principal.projectMonthlyCap;
+    try {
+      plan = await this.options.plans.limitsFor(principal.plan);
+      result = await this.options.counters.take({
+        workspaceId: principal.workspaceId,
+        projectId: principal.projectId,
+        requestsPerMinute: plan.requestsPerMinute,
+        monthlyQuota: plan.monthlyQuota,
+        projectCap: cap,
+        now: Date.now(),
+      });
+    } catch (error) {
+      this.options.log?.('metering: the counters or the accounts store do not answer', error);
+      throw new ApiError('service_unavailable', undefined, { retryAfter: UNAVAILABLE_RETRY_AFTER_S });
+    }
+    const headers = limitHeaders(plan, cap, result);
+    if (result.outcome !== 'ok') {
+      const retryAfter =
+        result.outcome === 'rate_limited' ? Math.max(1, Math.ceil(result.resetMs / 1000)) : undefined;
+      throw new MeterRefusal(result.outcome, headers, retryAfter);
+    }
+    return new CountedReservation(this.options.counters, result.ticket!, headers, plan.maxPageSize);
+  }
+}
+
+class CountedReservation implements Reservation {
+  private settled = false;
+
+  constructor(
+    private readonly counters: Counters,
+    private readonly ticket: Ticket,
+    readonly headers: Record<string, string>,
+    readonly maxPageSize: number,
+  ) {}
+
+  async commit(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    this.counters.keep(this.ticket);
+  }
+
+  async release(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    const h = this.headers;
+    const bump = (used: string, remaining: string) => {
+      if (h[used] === undefined) return;
+      h[used] = String(Math.max(0, Number(h[used]) - 1));
+      h[remaining] = String(Number(h[remaining]) + 1);
+    };
+    bump('x-quota-used', 'x-quota-remaining');
+    bump('x-project-quota-used', 'x-project-quota-remaining');
+    h['x-ratelimit-remaining'] = String(
+      Math.min(Number(h['x-ratelimit-limit']), Number(h['x-ratelimit-remaining']) + 1),
+    );
+    await this.counters.give(this.ticket);
+  }
+}

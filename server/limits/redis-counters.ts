@@ -1,0 +1,287 @@
+/**
+ * Counters shared by every replica in Redis (REDIS_URL). One Lua script checks the monthly quota,
+ * the project cap and the minute window and takes the unit from all of them, atomically in Redis:
+ * never read-then-write from a replica, so N replicas under any load answer exactly what the
+ * limits allow. The minute window is fixed and uses Redis's clock (TIME), so replicas with skewed
+ * clocks still share one window.
+ *
+ * Redis keeps nothing on disk here, so it is not the durable copy of the monthly counts: kept units
+ * also go to the accounts store (UsageLedger), and a month counter missing from Redis (first use,
+ * Redis restarted) is seeded from it (`SET … NX`, so concurrent seeders agree).
+ *
+ * Redis unreachable: each replica falls back to in-process counters seeded with the last counts it
+ * saw, so lookups keep being answered (the minute limit then holds per replica). The units kept
+ * meanwhile go to the durable usage as always and, when Redis answers again, are added to its
+ * counters (if Redis lost them, the next take seeds from the durable usage instead).
+ */
+import type { Redis } from 'ioredis';
+import type { AccountsStore, UsageScope } from '../accounts/index.js';
+import {
+  MINUTE_MS,
+  monthOf,
+  msToNextMonth,
+  type Counters,
+  type TakeOutcome,
+  type TakeRequest,
+  type TakeResult,
+  type Ticket,
+} from './counters.js';
+import { MemoryCounters } from './memory-counters.js';
+import type { UsageLedger } from './usage-ledger.js';
+
+/**
+ * KEYS: minute-key base, workspace month key, project month key.
+ * ARGV: requests per minute, monthly quota, project cap (-1: none), month key TTL (s).
+ * Returns {outcome, minuteUsed, monthUsed, projectUsed, window, nowMs}; outcome -1/-2: the
+ * workspace/project month counter is missing and must be seeded first.
+ */
+const TAKE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = now - (now % 60000)
+local minuteKey = KEYS[1] .. ':' .. window
+local q = redis.call('GET', KEYS[2])
+if not q then return {-1, 0, 0, 0, window, now} end
+q = tonumber(q)
+local cap = tonumber(ARGV[3])
+local c = 0
+if cap >= 0 then
+  local cv = redis.call('GET', KEYS[3])
+  if not cv then return {-2, 0, 0, 0, window, now} end
+  c = tonumber(cv)
+end
+local m = tonumber(redis.call('GET', minuteKey) or '0')
+if q >= tonumber(ARGV[2]) then return {2, m, q, c, window, now} end
+if cap >= 0 and c >= cap then return {3, m, q, c, window, now} end
+if m >= tonumber(ARGV[1]) then return {1, m, q, c, window, now} end
+m = redis.call('INCR', minuteKey)
+if m == 1 then redis.call('PEXPIRE', minuteKey, 61000) end
+q = redis.call('INCR', KEYS[2])
+if cap >= 0 then c = redis.call('INCR', KEYS[3]) end
+return {0, m, q, c, window, now}
+`;
+
+/** KEYS: counters to give one unit back to, each only if it still exists and is above zero. */
+const GIVE_SCRIPT = `
+for i = 1, #KEYS do
+  local v = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if v > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 1
+`;
+
+/** KEYS[i] += ARGV[i] for each counter that exists (a missing one is seeded from the durable usage). */
+const ADD_SCRIPT = `
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('INCRBY', KEYS[i], ARGV[i]) end
+end
+return 1
+`;
+
+const OUTCOMES: Record<number, TakeOutcome> = {
+  0: 'ok',
+  1: 'rate_limited',
+  2: 'quota_exceeded',
+  3: 'project_cap_exceeded',
+};
+
+type ScriptedRedis = Redis & {
+  ipscopeTake(...args: (string | number)[]): Promise<number[]>;
+  ipscopeGive(count: number, ...keys: string[]): Promise<number>;
+  ipscopeAdd(count: number, ...keysAndArgs: (string | number)[]): Promise<number>;
+};
+
+export interface RedisCountersOptions {
+  redis: Redis;
+  /** Prefix of every key (REDIS_KEY_PREFIX). */
+  prefix: string;
+  store: Pick<AccountsStore, 'getUsage'>;
+  ledger: UsageLedger;
+  log?: (message: string, error?: unknown) => void;
+}
+
+/** An error of Redis itself (unreachable, timed out): the caller falls back to in-process counters. */
+class RedisUnavailable extends Error {}
+
+export class RedisCounters implements Counters {
+  private readonly redis: ScriptedRedis;
+  private fallback: MemoryCounters | null = null;
+  /** Units kept while Redis was unreachable, per Redis month key: added back on recovery. */
+  private keptDuringOutage = new Map<string, number>();
+  /** The last counts Redis reported, per month key: what the fallback starts from. */
+  private readonly lastSeen = new Map<string, number>();
+  private recovering: Promise<void> | null = null;
+
+  constructor(private readonly options: RedisCountersOptions) {
+    const redis = options.redis as ScriptedRedis;
+    if (typeof (redis as Partial<ScriptedRedis>).ipscopeTake !== 'function') {
+      redis.defineCommand('ipscopeTake', { numberOfKeys: 3, lua: TAKE_SCRIPT });
+      redis.defineCommand('ipscopeGive', { lua: GIVE_SCRIPT });
+      redis.defineCommand('ipscopeAdd', { lua: ADD_SCRIPT });
+    }
+    this.redis = redis;
+  }
+
+  private monthKey(scope: UsageScope, id: string, month: string): string {
+    return `${this.options.prefix}${scope === 'workspace' ? 'q' : 'c'}:${id}:${month}`;
+  }
+
+  private minuteBase(workspaceId: string): string {
+    return `${this.options.prefix}m:${workspaceId}`;
+  }
+
+  /** Runs a Redis command; any failure of Redis itself becomes RedisUnavailable. */
+  private async call<T>(command: () => Promise<T>): Promise<T> {
+    if (this.redis.status !== 'ready') throw new RedisUnavailable(`redis is ${this.redis.status}`);
+    try {
+      return await command();
+    } catch (error) {
+      throw new RedisUnavailable((error as Error).message, { cause: error });
+    }
+  }
+
+  /** The durable count of a month counter: the accounts store plus this replica's unwritten units. */
+  private async durable(scope: UsageScope, id: string, month: string): Promise<number> {
+    return (
+      (await this.options.store.getUsage(scope, id, month)) +
+      this.options.ledger.pendingCount(scope, id, month)
+    );
+  }
+
+  private async seed(scope: UsageScope, id: string, month: string, now: number): Promise<void> {
+    const used = await this.durable(scope, id, month);
+    const ttlMs = msToNextMonth(now) + 35 * 86_400_000;
+    await this.call(() => this.redis.set(this.monthKey(scope, id, month), used, 'PX', ttlMs, 'NX'));
+  }
+
+  async take(request: TakeRequest): Promise<TakeResult> {
+    if (this.fallback && this.redis.status === 'ready') await this.recover();
+    if (!this.fallback) {
+      try {
+        return await this.takeFromRedis(request);
+      } catch (error) {
+        if (!(error instanceof RedisUnavailable)) throw error;
+        this.startFallback(error);
+      }
+    }
+    return this.fallback!.take(request);
+  }
+
+  private async takeFromRedis(request: TakeRequest): Promise<TakeResult> {
+    const month = monthOf(request.now);
+    const workspaceKey = this.monthKey('workspace', request.workspaceId, month);
+    const projectKey = this.monthKey('project', request.projectId, month);
+    const cap = request.projectCap ?? -1;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const [code, minuteUsed, monthUsed, projectUsed, window, redisNow] = await this.call(() =>
+        this.redis.ipscopeTake(
+          this.minuteBase(request.workspaceId),
+          workspaceKey,
+          projectKey,
+          request.requestsPerMinute,
+          request.monthlyQuota,
+          cap,
+        ),
+      );
+      if (code === -1) {
+        await this.seed('workspace', request.workspaceId, month, request.now);
+        continue;
+      }
+      if (code === -2) {
+        await this.seed('project', request.projectId, month, request.now);
+        continue;
+      }
+      this.lastSeen.set(workspaceKey, monthUsed!);
+      if (cap >= 0) this.lastSeen.set(projectKey, projectUsed!);
+      const outcome = OUTCOMES[code!] ?? 'rate_limited';
+      const result: TakeResult = {
+        outcome,
+        minuteUsed: minuteUsed!,
+        resetMs: window! + MINUTE_MS - redisNow!,
+        monthUsed: monthUsed!,
+        projectUsed: projectUsed!,
+      };
+      if (outcome === 'ok') {
+        result.ticket = {
+          workspaceId: request.workspaceId,
+          projectId: request.projectId,
+          month,
+          window: window!,
+          project: cap >= 0,
+          where: 'redis',
+        };
+      }
+      return result;
+    }
+    throw new Error('redis month counters could not be seeded (evicted as soon as written?)');
+  }
+
+  private startFallback(error: unknown): void {
+    this.options.log?.('redis unreachable: rate limits and quotas fall back to this process', error);
+    this.fallback = new MemoryCounters({
+      ledger: null,
+      load: async (scope, id, month) =>
+        this.lastSeen.get(this.monthKey(scope, id, month)) ?? (await this.durable(scope, id, month)),
+    });
+  }
+
+  /** Redis answers again: hand it the units kept meanwhile, then use it again. */
+  private recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      const kept = this.keptDuringOutage;
+      try {
+        if (kept.size > 0) {
+          const keys = [...kept.keys()];
+          await this.call(() =>
+            this.redis.ipscopeAdd(keys.length, ...keys, ...keys.map((k) => kept.get(k)!)),
+          );
+        }
+        this.keptDuringOutage = new Map();
+        this.fallback = null;
+        this.options.log?.('redis answers again: shared rate limits and quotas resume');
+      } catch (error) {
+        if (!(error instanceof RedisUnavailable)) throw error;
+      } finally {
+        this.recovering = null;
+      }
+    })();
+    return this.recovering;
+  }
+
+  async give(ticket: Ticket): Promise<void> {
+    if (ticket.where === 'memory') {
+      await this.fallback?.give(ticket);
+      return;
+    }
+    const keys = [
+      `${this.minuteBase(ticket.workspaceId)}:${ticket.window}`,
+      this.monthKey('workspace', ticket.workspaceId, ticket.month),
+    ];
+    if (ticket.project) keys.push(this.monthKey('project', ticket.projectId, ticket.month));
+    try {
+      await this.call(() => this.redis.ipscopeGive(keys.length, ...keys));
+    } catch (error) {
+      // Redis went away between take and give: the unit stays taken there (it was never kept, so
+      // the durable usage does not count it).
+      if (!(error instanceof RedisUnavailable)) throw error;
+    }
+  }
+
+  keep(ticket: Ticket): void {
+    this.options.ledger.add('workspace', ticket.workspaceId, ticket.month);
+    this.options.ledger.add('project', ticket.projectId, ticket.month);
+    if (ticket.where === 'memory') {
+      const add = (key: string) => this.keptDuringOutage.set(key, (this.keptDuringOutage.get(key) ?? 0) + 1);
+      add(this.monthKey('workspace', ticket.workspaceId, ticket.month));
+      if (ticket.project) add(this.monthKey('project', ticket.projectId, ticket.month));
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.call(() => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    await this.options.ledger.close();
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * One POST /mcp exchange, independent of Fastify: era routing, the key check, and the SDK.
+ *
+ * - 2026-07-28 (a protocol version on every request): `createMcpHandler(…, { legacy: 'reject' })`,
+ *   JSON responses.
+ * - 2025 era (`initialize` first: 2025-03-26, 2025-06-18, 2025-11-25): the SDK's own fallback would
+ *   answer with SSE, so this leg is routed here (`isLegacyRequest`) to a stateless
+ *   `WebStandardStreamableHTTPServerTransport` with `enableJsonResponse: true`.
+ *
+ * The key is read here, once per POST, and only when the body calls a tool (listing needs none);
+ * the tools find the outcome in the SDK's `authInfo` and add the limit headers to `CallContext`.
+ */
+import {
+  McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  WebStandardStreamableHTTPServerTransport,
+  createMcpHandler,
+  isJsonContentType,
+  isLegacyRequest,
+  type AuthInfo,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from '../../shared/errors.js';
+import type { AccountsPort } from '../auth.js';
+import { bearerToken } from '../auth.js';
+import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
+import { responseBytes, sdkRequest } from './web.js';
+import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
+
+export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
+
+export const INSTRUCTIONS =
+  'Lookups of public IP addresses, domains and AS numbers from DNS answers this service records itself (one resolver, one vantage point, ' +
+  'about a million popular domains and their www. names, since 2026-10-01), published cloud/hosting/CDN/usage ranges and an IP-to-ASN mapping. ' +
+  'Every tool call needs the header "Authorization: Bearer <API_KEY>"; listing tools does not. ' +
+  'null means unknown (never false); an empty list means "not observed here". No geolocation, reputation or WHOIS.';
+
+export interface McpRequest {
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The raw body (at most the route's body limit). */
+  body: Buffer;
+  /** True when the URL's query string carries a key-like parameter (refused: 401). */
+  keyInUrl: boolean;
+  /** The client's address, for the refused-key throttle. */
+  clientAddress?: string;
+}
+
+export interface McpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface McpEndpointOptions extends ToolDeps {
+  accounts: AccountsPort;
+  /** SPEC.md Authentication 7: too many refused keys from one address answer rate_limited. */
+  refusedKeys?: RefusedKeyThrottle;
+}
+
+export interface McpEndpoint {
+  handle(request: McpRequest): Promise<McpResponse>;
+  close(): Promise<void>;
+}
+
+const KEY_IN_URL =
+  'API keys are not accepted in the URL: remove the key from the query string and send the header "Authorization: Bearer <API_KEY>"';
+
+function jsonRpcError(status: number, code: number, message: string): McpResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null })),
+  };
+}
+
+function hasMethod(body: unknown, method: string): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some(
+    (m) => m !== null && typeof m === 'object' && (m as { method?: unknown }).method === method,
+  );
+}
+
+/** True when the body (one message or a 2025 batch) calls a tool. */
+const callsTool = (body: unknown) => hasMethod(body, 'tools/call');
+const containsInitialize = (body: unknown) => hasMethod(body, 'initialize');
+
+/**
+ * createMcpHandler warns on the console that `responseMode: 'json'` drops mid-call notifications;
+ * these tools send none, and the line would break the JSON log stream.
+ */
+function quietly<T>(create: () => T): T {
+  const warn = console.warn;
+  console.warn = () => {};
+  try {
+    return create();
+  } finally {
+    console.warn = warn;
+  }
+}
+
+/** Protocol versions of the 2025 era (a client that opens with initialize). */
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set([
+  '2024-11-05',
+  '2025-03-26',
+  '2025-06-18',
+  '2025-11-25',
+]);
+
+/**
+ * The era of a POST, deciding the two common shapes without a second classification pass:
+ * - a single request carrying the 2026-07-28 envelope claim (`_meta` protocol version) is never
+ *   legacy (isLegacyRequest answers false for every claim but a claimed `initialize`); the modern
+ *   handler classifies it again and answers its errors;
+ * - a single JSON-RPC request or notification without a claim whose MCP-Protocol-Version header is
+ *   absent or a 2025-era version is always legacy ("no-claim", "initialize", "notification").
+ * Everything else (batches, posted responses, odd shapes, modern headers) goes to isLegacyRequest.
+ */
+async function isLegacy(
+  webRequest: Request,
+  body: unknown,
+  versionHeader: string | undefined,
+): Promise<boolean> {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const { jsonrpc, method, params } = body as { jsonrpc?: unknown; method?: unknown; params?: unknown };
+    if (jsonrpc === '2.0' && typeof method === 'string') {
+      const meta =
+        params !== null && typeof params === 'object' ? (params as { _meta?: unknown })._meta : undefined;
+      const claim = meta !== null && typeof meta === 'object' && PROTOCOL_VERSION_META_KEY in meta;
+      if (claim && method !== 'initialize') return false;
+      if (!claim && (versionHeader === undefined || LEGACY_VERSIONS.has(versionHeader.trim()))) return true;
+    }
+  }
+  return isLegacyRequest(webRequest, body);
+}
+
+/**
+ * Idle McpServer instances of one era. Building an instance (five tools, their schemas) costs more
+ * than serving a call, so an instance is reused once its exchange has closed: an instance serves
+ * one exchange at a time (the SDK checks it), and holds no state a later stateless exchange could
+ * see (each exchange re-seeds the negotiated version and the client identity).
+ */
+/** Idle instances kept per era: about the concurrency one process serves. */
+const MAX_IDLE = 64;
+
+class ServerPool {
+  private readonly idle: McpServer[] = [];
+  constructor(private readonly create: () => McpServer) {}
+
+  take(): McpServer {
+    for (let server = this.idle.pop(); server !== undefined; server = this.idle.pop()) {
+      if (!server.isConnected()) return server;
+    }
+    return this.create();
+  }
+
+  give(server: McpServer): void {
+    // Beyond MAX_IDLE (a burst of concurrency) an instance is left to the garbage collector.
+    if (this.idle.length < MAX_IDLE && !server.isConnected() && !this.idle.includes(server)) {
+      this.idle.push(server);
+    }
+  }
+}
+
+export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
+  const newServer = () => {
+    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+    registerTools(server, options);
+    return server;
+  };
+  // 2026-07-28: the SDK closes an instance when its exchange ends; that returns it to the pool.
+  const modernPool: ServerPool = new ServerPool(() => {
+    const server = newServer();
+    server.server.onclose = () => queueMicrotask(() => modernPool.give(server));
+    return server;
+  });
+  const legacyPool = new ServerPool(newServer);
+  const modern: McpHttpHandler = quietly(() =>
+    createMcpHandler(() => modernPool.take(), { legacy: 'reject', responseMode: 'json', onerror: () => {} }),
+  );
+
+  /** The 2025 era: one stateless JSON-mode transport per request (the SDK refuses to reuse one). */
+  async function serveLegacy(webRequest: Request, body: unknown, authInfo: AuthInfo): Promise<Response> {
+    const server = legacyPool.take();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(webRequest, { authInfo, parsedBody: body });
+    } finally {
+      await server.close().catch(() => {});
+      // An instance that answered initialize keeps that client's version and identity: drop it.
+      if (!containsInitialize(body)) legacyPool.give(server);
+    }
+  }
+
+  async function callContext(request: McpRequest): Promise<CallContext> {
+    const call: CallContext = { principal: null, keyRefusal: null, headers: {} };
+    if (!request.keyInUrl) {
+      const header = request.headers.authorization;
+      const token = bearerToken(Array.isArray(header) ? header[0] : header);
+      call.principal = token === null ? null : await options.accounts.verifyKey(token);
+      if (call.principal !== null) return call;
+    }
+    call.keyRefusal = new ApiError('unauthorized', request.keyInUrl ? KEY_IN_URL : undefined);
+    try {
+      // Counted like a refused key on /v1: over the limit the call is refused rate_limited instead.
+      await options.refusedKeys?.refused(request.clientAddress);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      call.keyRefusal = error;
+      if (error.retryAfter !== undefined) call.headers['retry-after'] = String(error.retryAfter);
+    }
+    return call;
+  }
+
+  async function handle(request: McpRequest): Promise<McpResponse> {
+    const contentType = request.headers['content-type'];
+    if (!isJsonContentType(contentType ?? null)) {
+      return jsonRpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body.toString('utf8'));
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON');
+    }
+    const call: CallContext = callsTool(body)
+      ? await callContext(request)
+      : { principal: null, keyRefusal: null, headers: {} };
+    const authInfo = authInfoFor(call);
+    // The body goes to the SDK parsed (parsedBody), so the request it sees carries none.
+    const webRequest = sdkRequest(request.url, request.headers);
+    const versionHeader = request.headers['mcp-protocol-version'];
+    const legacy = await isLegacy(
+      webRequest,
+      body,
+      Array.isArray(versionHeader) ? versionHeader[0] : versionHeader,
+    );
+    const response = legacy
+      ? await serveLegacy(webRequest, body, authInfo)
+      : await modern.fetch(webRequest, { authInfo, parsedBody: body });
+    const headers: Record<string, string> = { ...call.headers };
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    // Bytes, not text: no UTF-8 decode here and no encode again on the socket.
+    return { status: response.status, headers, body: await responseBytes(response) };
+  }
+
+  return { handle, close: () => modern.close() };
+}

@@ -1,0 +1,69 @@
+/**
+ * The one error vocabulary of SPEC.md (Errors table): code -> HTTP status -> default message.
+ * Every refusal, REST or MCP, is an ApiError rendered as `{error, message}`; messages say how to fix it.
+ */
+export const ERROR_TABLE = {
+  invalid_cursor: {
+    status: 400,
+    message:
+      'cursor was not issued for this query: resend the query the cursor came from, or start without a cursor',
+  },
+  unauthorized: {
+    status: 401,
+    message: 'missing or invalid API key: send the header "Authorization: Bearer <API_KEY>"',
+  },
+  quota_exceeded: {
+    status: 402,
+    message: 'the workspace used its monthly quota: wait for the start of next month (UTC)',
+  },
+  project_cap_exceeded: {
+    status: 402,
+    message: "the key's project reached its own monthly cap: raise or remove the cap",
+  },
+  cursor_expired: {
+    status: 410,
+    message: 'the data release changed since the cursor was issued: restart without a cursor',
+  },
+  payload_too_large: { status: 413, message: 'request body over 1 MiB: send less' },
+  invalid_ip: { status: 422, message: 'not one IPv4 or IPv6 address: send a single address, not a range' },
+  non_public_ip: {
+    status: 422,
+    message: 'private, reserved or other special-purpose address: this call needs a public address',
+  },
+  invalid_domain: {
+    status: 422,
+    message: 'not a hostname with at least two labels: send a name without scheme or path, e.g. example.com',
+  },
+  invalid_asn: {
+    status: 422,
+    message: 'not an AS number from 1 to 4294967295: send 64500 or AS64500',
+  },
+  rate_limited: { status: 429, message: 'too many requests: wait Retry-After seconds' },
+  internal_error: { status: 500, message: 'internal error: retry once' },
+  release_unavailable: {
+    status: 503,
+    message: 'no lookup data loaded: retry later (operators: run "npx builder release")',
+  },
+  service_unavailable: { status: 503, message: 'service briefly unavailable: wait Retry-After seconds' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Seconds for a Retry-After header (429, 503). */
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, message?: string, options: { retryAfter?: number } = {}) {
+    super(message ?? ERROR_TABLE[code].message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_TABLE[code].status;
+    this.retryAfter = options.retryAfter;
+  }
+
+  toBody(): { error: ErrorCode; message: string } {
+    return { error: this.code, message: this.message };
+  }
+}

@@ -1,0 +1,104 @@
+/** Helpers the five queries share: the response blocks, statement cache, parameter parsing. */
+import type Database from 'better-sqlite3';
+import { ApiError } from '../errors.js';
+import { formatIp, parseIp, unmapIpv4, type Ip } from '../ip.js';
+import { normalizeDomain } from '../domain.js';
+import { toIso } from '../time.js';
+import type { Release } from './release.js';
+
+/** The coverage, attribution and release blocks every lookup response carries. */
+export function blocks(release: Release): {
+  coverage: Release['coverage'];
+  attribution: Release['attribution'];
+  release: Release['release'];
+} {
+  return { coverage: release.coverage, attribution: release.attribution, release: release.release };
+}
+
+export function requireRelease(release: Release | null): Release {
+  if (release === null) throw new ApiError('release_unavailable');
+  return release;
+}
+
+/** A value computed once per release (range indexes, row caches), kept on the release. */
+export function perRelease<T>(release: Release, name: string, make: () => T): T {
+  let v = release.cache.get(name) as T | undefined;
+  if (v === undefined) {
+    v = make();
+    release.cache.set(name, v);
+  }
+  return v;
+}
+
+/** A Map that forgets everything when it reaches its size (rows repeat in bursts; cheap and bounded). */
+export class BoundedCache<K, V> extends Map<K, V> {
+  constructor(private readonly max: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    if (this.size >= this.max) this.clear();
+    return super.set(key, value);
+  }
+}
+
+/**
+ * The response as JSON. The coverage, attribution and release blocks (about 2.5 KB, the same for
+ * every response of a release) are serialised once per release and appended.
+ */
+export function responseJson(response: object): string {
+  const r = response as { coverage?: unknown; attribution?: unknown; release?: unknown };
+  const blocksJson = r.coverage === undefined ? undefined : BLOCKS_JSON.get(r.coverage as object);
+  if (blocksJson === undefined) return JSON.stringify(response);
+  const { coverage: _c, attribution: _a, release: _r, ...rest } = r;
+  const head = JSON.stringify(rest);
+  return head.length === 2 ? `{${blocksJson}}` : `${head.slice(0, -1)},${blocksJson}}`;
+}
+
+/** coverage object of an open release -> its serialised blocks (weak: dies with the release). */
+const BLOCKS_JSON = new WeakMap<object, string>();
+
+export function registerBlocks(release: Release): void {
+  const { coverage, attribution, release: r } = blocks(release);
+  BLOCKS_JSON.set(coverage, JSON.stringify({ coverage, attribution, release: r }).slice(1, -1));
+}
+
+/** A prepared statement cached on the release (statements die with their connection). */
+export function statement(release: Release, sql: string): Database.Statement {
+  let s = release.cache.get(sql) as Database.Statement | undefined;
+  if (s === undefined) {
+    s = release.db.prepare(sql);
+    release.cache.set(sql, s);
+  }
+  return s;
+}
+
+/** One IPv4 or IPv6 address (an IPv4-mapped IPv6 address becomes its IPv4 address); else invalid_ip. */
+export function parseIpParam(text: string): { ip: Ip; text: string } {
+  const parsed = text.length <= 64 ? parseIp(text) : null;
+  if (parsed === null) {
+    throw new ApiError(
+      'invalid_ip',
+      text.includes('/')
+        ? `${JSON.stringify(text)} is a range, not one address: send a single IPv4 or IPv6 address`
+        : `${JSON.stringify(text.slice(0, 100))} is not an IPv4 or IPv6 address: send a single address`,
+    );
+  }
+  const ip = unmapIpv4(parsed);
+  return { ip, text: formatIp(ip) };
+}
+
+export function parseDomainParam(text: string): string {
+  const result = normalizeDomain(text);
+  if (!result.ok) {
+    throw new ApiError(
+      'invalid_domain',
+      `${JSON.stringify(text.slice(0, 300))} is not a hostname with at least two labels: ${result.reason}`,
+    );
+  }
+  return result.domain;
+}
+
+export function isoOrNull(epoch: number | null | undefined): string | null {
+  return epoch === null || epoch === undefined ? null : toIso(epoch);
+}

@@ -1,0 +1,15 @@
+/**
+ * The one query layer (SPEC.md "Endpoints"): pure functions (release, params) -> response object.
+ * REST routes, MCP tools and `builder query` are thin adapters over these. Invalid input throws
+ * ApiError (invalid_ip, non_public_ip, invalid_domain, invalid_asn, invalid_cursor, cursor_expired);
+ * `limit` arrives already validated (1..1000) and already lowered for the caller's plan.
+ */
+export { openRelease, ReleaseOpenError, type Release } from './release.js';
+export { lookupIp, type LookupIpParams } from './lookup-ip.js';
+export { ipDomains, type IpDomainsParams } from './ip-domains.js';
+export { domainHistory, type DomainHistoryParams } from './domain-history.js';
+export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
+export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
+export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
+export { warmLookupIp } from './lookup-ip.js';
+export { responseJson } from './common.js';

@@ -1,0 +1,68 @@
+/** GET /v1/ip/{ip}/domains (SPEC.md IpDomainsPage): answer intervals on one address, oldest first. */
+import { ApiError } from '../errors.js';
+import { findIpBogon } from '../bogons.js';
+import { blocks, isoOrNull, parseIpParam, requireRelease, statement } from './common.js';
+import { decodeCursor, encodeCursor } from './paging.js';
+import type { Release } from './release.js';
+
+export interface IpDomainsParams {
+  ip: string;
+  includeEnded: boolean;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+interface Row {
+  domain_id: number;
+  first_observed: number;
+  last_confirmed: number;
+  ended_at: number | null;
+}
+
+// (value, first_observed, domain_id) identifies an interval: a name cannot open two intervals of
+// one address at one instant. The covering index serves these in order without a sort.
+const PAGE_ALL = `SELECT domain_id, first_observed, last_confirmed, ended_at FROM dns_interval
+  INDEXED BY dns_interval_by_value WHERE value = ? AND (first_observed, domain_id) > (?, ?)
+  ORDER BY first_observed, domain_id LIMIT ?`;
+const PAGE_CURRENT = `SELECT domain_id, first_observed, last_confirmed, ended_at FROM dns_interval
+  INDEXED BY dns_interval_by_value WHERE value = ? AND (first_observed, domain_id) > (?, ?) AND ended_at IS NULL
+  ORDER BY first_observed, domain_id LIMIT ?`;
+
+export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams) {
+  const { ip, text } = parseIpParam(params.ip);
+  const bogon = findIpBogon(ip);
+  if (bogon !== null) {
+    throw new ApiError(
+      'non_public_ip',
+      `${text} is in ${bogon.prefix} (${bogon.name}, ${bogon.rfc}): reverse lookups need a public address`,
+    );
+  }
+  const release = requireRelease(releaseOrNull);
+  const query = `ip_domains\0${text}\0${params.includeEnded ? 1 : 0}`;
+  const after = decodeCursor(release, query, params.cursor, ['number', 'number']) ?? [-1, -1];
+  const rows = statement(release, params.includeEnded ? PAGE_ALL : PAGE_CURRENT).all(
+    text,
+    after[0],
+    after[1],
+    params.limit + 1,
+  ) as Row[];
+  const more = rows.length > params.limit;
+  if (more) rows.pop();
+  const name = statement(release, `SELECT name FROM domain WHERE id = ?`).pluck();
+  const recordType = ip.version === 4 ? 'A' : 'AAAA';
+  const last = rows[rows.length - 1];
+  return {
+    ip: text,
+    include_ended: params.includeEnded,
+    items: rows.map((r) => ({
+      domain: name.get(r.domain_id) as string,
+      record_type: recordType,
+      first_observed: isoOrNull(r.first_observed)!,
+      last_confirmed: isoOrNull(r.last_confirmed)!,
+      ended_at: isoOrNull(r.ended_at),
+      current: r.ended_at === null,
+    })),
+    next_cursor: more && last ? encodeCursor(release, query, [last.first_observed, last.domain_id]) : null,
+    ...blocks(release),
+  };
+}

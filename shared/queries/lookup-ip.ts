@@ -1,0 +1,245 @@
+/** GET /v1/ip/{ip} (SPEC.md IpLookup). */
+import { findIpBogon } from '../bogons.js';
+import { ipKey, parseCidr, type Ip } from '../ip.js';
+import { HOSTING_CATEGORIES, type RangeCategory } from '../vocabulary.js';
+import {
+  BoundedCache,
+  blocks,
+  isoOrNull,
+  parseIpParam,
+  perRelease,
+  requireRelease,
+  statement,
+} from './common.js';
+import {
+  asnRangeKey,
+  loadAsnRanges,
+  loadProviderSegments,
+  type AsnRanges,
+  type ProviderSegments,
+} from './range-index.js';
+import type { Release } from './release.js';
+
+export interface LookupIpParams {
+  ip: string;
+}
+
+export interface ProviderRangeItem {
+  prefix: string;
+  provider: string;
+  category: RangeCategory;
+  metadata: Record<string, unknown>;
+  first_seen: string;
+  last_seen: string;
+}
+
+interface AsnRangeRow {
+  last: Buffer;
+  version: number;
+  asn: number | null;
+  country: string | null;
+  descr: string | null;
+  prefixes: string;
+  source: string;
+}
+
+interface AsnRow {
+  name: string | null;
+  country: string | null;
+  category: string | null;
+  category_source: string | null;
+  network_role: string | null;
+}
+
+interface ProviderRangeRow {
+  prefix: string;
+  provider: string;
+  category: RangeCategory;
+  metadata: string;
+  first_seen: number;
+  last_seen: number;
+}
+
+export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) {
+  const { ip, text } = parseIpParam(params.ip);
+  const bogon = findIpBogon(ip);
+  // A bogon carries is_bogon, its block and nothing else (SPEC.md IpLookup); it needs no data.
+  if (bogon !== null) return { is_bogon: true as const, bogon: { ...bogon } };
+  const release = requireRelease(releaseOrNull);
+  const ranges = providerRanges(release, ip);
+  const hosting = ranges.find((r) => HOSTING_CATEGORIES.includes(r.category)) ?? null;
+  const ptr = statement(
+    release,
+    `SELECT names, status, checked_at, last_confirmed FROM ptr WHERE value = ?`,
+  ).get(text) as
+    { names: string; status: string; checked_at: number; last_confirmed: number | null } | undefined;
+  const summary = statement(
+    release,
+    `SELECT current_count, sample, first_observed, last_confirmed FROM ip_summary WHERE value = ?`,
+  ).get(text) as
+    { current_count: number; sample: string; first_observed: number; last_confirmed: number } | undefined;
+  return {
+    ip: text,
+    asn: routingNetwork(release, ip),
+    is_datacenter: ranges.some((r) => r.category === 'cloud' || r.category === 'hosting') ? true : null,
+    is_cdn: ranges.some((r) => r.category === 'cdn') ? true : null,
+    provider: hosting?.provider ?? null,
+    prefix: hosting?.prefix ?? null,
+    provider_ranges: ranges,
+    ptr: ptr
+      ? {
+          names: JSON.parse(ptr.names) as string[],
+          status: ptr.status,
+          checked_at: isoOrNull(ptr.checked_at),
+          last_confirmed: isoOrNull(ptr.last_confirmed),
+        }
+      : null,
+    domains: summary
+      ? {
+          current_count: summary.current_count,
+          sample: JSON.parse(summary.sample) as string[],
+          first_observed: isoOrNull(summary.first_observed),
+          last_confirmed: isoOrNull(summary.last_confirmed),
+        }
+      : { current_count: 0, sample: [], first_observed: null, last_confirmed: null },
+    is_bogon: false as const,
+    bogon: null,
+    ...blocks(release),
+  };
+}
+
+export type LookupIpResponse = ReturnType<typeof lookupIp>;
+
+const ASN_RANGES = 'asnRanges';
+const PROVIDER_SEGMENTS = 'providerSegments';
+
+/**
+ * Loads the release's range tables into memory (in chunks, yielding between them). Until it has
+ * finished, lookups find ranges with an SQL seek; afterwards with a binary search in memory.
+ */
+export async function warmLookupIp(release: Release): Promise<void> {
+  const [asnRanges, segments] = [await loadAsnRanges(release.db), await loadProviderSegments(release.db)];
+  release.cache.set(ASN_RANGES, asnRanges);
+  release.cache.set(PROVIDER_SEGMENTS, segments);
+}
+
+/** Ids of the published ranges holding the address, most specific first. */
+function rangeIdsAt(release: Release, ip: Ip): ArrayLike<number> {
+  const segments = release.cache.get(PROVIDER_SEGMENTS) as ProviderSegments | undefined;
+  if (segments) {
+    const at = segments.index.find(ip);
+    return at < 0 ? [] : segments.ids.subarray(segments.offsets[at], segments.offsets[at + 1]);
+  }
+  const key = ipKey(ip.version, ip.value);
+  const segment = statement(
+    release,
+    `SELECT last, range_ids FROM provider_segment WHERE first <= ? ORDER BY first DESC LIMIT 1`,
+  ).get(key) as { last: Buffer; range_ids: string } | undefined;
+  return !segment || Buffer.compare(segment.last, key) < 0 ? [] : (JSON.parse(segment.range_ids) as number[]);
+}
+
+/** Every published range holding the address, most specific first (the segment table lists them). */
+function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
+  const rangeIds = rangeIdsAt(release, ip);
+  if (rangeIds.length === 0) return [];
+  const cache = perRelease(
+    release,
+    'providerRangeItems',
+    () => new BoundedCache<number, ProviderRangeItem | null>(50_000),
+  );
+  const byId = statement(
+    release,
+    `SELECT prefix, provider, category, metadata, first_seen, last_seen FROM provider_range WHERE id = ?`,
+  );
+  const out: ProviderRangeItem[] = [];
+  for (let k = 0; k < rangeIds.length; k++) {
+    const id = rangeIds[k]!;
+    let item = cache.get(id);
+    if (item === undefined) {
+      const row = byId.get(id) as ProviderRangeRow | undefined;
+      item = row
+        ? {
+            prefix: row.prefix,
+            provider: row.provider,
+            category: row.category,
+            metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+            first_seen: isoOrNull(row.first_seen)!,
+            last_seen: isoOrNull(row.last_seen)!,
+          }
+        : null;
+      cache.set(id, item);
+    }
+    // Items are shared between responses: callers serialise them and never modify them.
+    if (item) out.push(item);
+  }
+  return out;
+}
+
+/** Primary key and AS number of the mapped range holding the address, or null. */
+function asnRangeAt(release: Release, ip: Ip): { key: Buffer; asn: number } | null {
+  const ranges = release.cache.get(ASN_RANGES) as AsnRanges | undefined;
+  if (ranges) {
+    const at = ranges.index.find(ip);
+    return at < 0 ? null : { key: asnRangeKey(ranges, at), asn: ranges.asns[at]! };
+  }
+  const key = ipKey(ip.version, ip.value);
+  const row = statement(
+    release,
+    `SELECT first, last, asn FROM asn_range WHERE first <= ? ORDER BY first DESC LIMIT 1`,
+  ).get(key) as { first: Buffer; last: Buffer; asn: number | null } | undefined;
+  return !row || Buffer.compare(row.last, key) < 0 ? null : { key: row.first, asn: row.asn ?? -1 };
+}
+
+interface RangeDetails {
+  descr: string | null;
+  country: string | null;
+  source: string;
+  prefixes: Array<{ text: string; first: bigint; last: bigint }>;
+  as: AsnRow | undefined;
+}
+
+/** The mapped range holding the address and its AS; null when the mapping has no range for it. */
+function routingNetwork(release: Release, ip: Ip) {
+  const range = asnRangeAt(release, ip);
+  if (range === null) return null;
+  const cache = perRelease(release, 'asnRangeDetails', () => new BoundedCache<string, RangeDetails>(100_000));
+  const cacheKey = range.key.toString('latin1');
+  let details = cache.get(cacheKey);
+  if (details === undefined) {
+    const row = statement(
+      release,
+      `SELECT country, descr, prefixes, source FROM asn_range WHERE first = ?`,
+    ).get(range.key) as Omit<AsnRangeRow, 'last' | 'version' | 'asn'>;
+    const asn = range.asn;
+    details = {
+      descr: row.descr,
+      country: row.country,
+      source: row.source,
+      prefixes: (JSON.parse(row.prefixes) as string[]).flatMap((text) => {
+        const cidr = parseCidr(text);
+        return cidr ? [{ text, first: cidr.first, last: cidr.last }] : [];
+      }),
+      as:
+        asn < 0
+          ? undefined
+          : (statement(
+              release,
+              `SELECT name, country, category, category_source, network_role FROM asn WHERE asn = ?`,
+            ).get(asn) as AsnRow | undefined),
+    };
+    cache.set(cacheKey, details);
+  }
+  const asn = range.asn;
+  const route = details.prefixes.find((p) => p.first <= ip.value && ip.value <= p.last)?.text ?? null;
+  const as = details.as;
+  return {
+    asn: asn < 0 ? null : asn,
+    route,
+    descr: details.descr ?? as?.name ?? null,
+    country: details.country ?? as?.country ?? null,
+    source: details.source,
+    category: as?.category ?? null,
+    category_source: as?.category_source ?? null,
+    network_role: as?.network_role ?? null,
+  };
+}

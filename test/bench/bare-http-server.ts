@@ -1,0 +1,32 @@
+/**
+ * The baseline of `make bench-api`: a bare node:http server that sends, for each path, the exact
+ * response bytes the real server sent (captured beforehand), with no routing, auth or database.
+ * It is the limit of this machine for those bytes. Usage: node bare-http-server.js <responses.ndjson>
+ * where each line is [method, path, status, contentType, body]; prints `listening on <port>`.
+ */
+import http from 'node:http';
+import fs from 'node:fs';
+
+const file = process.argv[2];
+if (!file) throw new Error('usage: bare-http-server <responses.ndjson>');
+const responses = new Map<string, { status: number; type: string; body: Buffer }>();
+for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+  if (!line) continue;
+  const [method, path, status, type, body] = JSON.parse(line) as [string, string, number, string, string];
+  responses.set(`${method} ${path}`, { status, type, body: Buffer.from(body) });
+}
+const server = http.createServer((req, res) => {
+  const hit = responses.get(`${req.method} ${req.url}`);
+  if (req.method === 'POST') req.resume();
+  if (!hit) {
+    res.writeHead(404).end();
+    return;
+  }
+  res.writeHead(hit.status, { 'content-type': hit.type, 'content-length': hit.body.length });
+  res.end(hit.body);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  console.log(`listening on ${typeof address === 'object' && address ? address.port : address}`);
+});

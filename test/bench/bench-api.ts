@@ -1,0 +1,294 @@
+/**
+ * `make bench-api`: serves the full-scale release of `make bench-build` with one server process
+ * (one worker, pinned to one core) and, in the same run, a bare node:http server sending the
+ * same response bytes (the limit of this machine); wrk on the other core, 50 connections.
+ * Prints req/s, p50/p99 latency and the ratio to the limit per scenario, median and spread over
+ * --runs, and the server's peak RSS.
+ *
+ *   node dist/test/bench/bench-api.js --releases var/bench/releases [--seconds 10] [--runs 3]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { openRelease } from '../../shared/queries/index.js';
+import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
+import { benchMetering } from './bench-metering.js';
+import { runWrk, summarize, type WrkResult } from './wrk.js';
+
+/** The bench key is on the Free plan: limits high enough that the meter counts but never refuses. */
+const BENCH_LIMITS = { FREE_REQUESTS_PER_MINUTE: '1000000000', FREE_MONTHLY_QUOTA: '1000000000000' };
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const { values } = parseArgs({
+  options: {
+    releases: { type: 'string', default: path.join(root, 'var/bench/releases') },
+    seconds: { type: 'string', default: process.env.SECONDS_PER_RUN ?? '10' },
+    runs: { type: 'string', default: process.env.RUNS ?? '3' },
+    connections: { type: 'string', default: '50' },
+    sample: { type: 'string', default: '20000' },
+    /** Only the metering cost section (bench-metering.ts). */
+    'only-metering': { type: 'boolean', default: false },
+  },
+});
+const releasesDir = path.resolve(values.releases);
+const seconds = Number(values.seconds);
+const runs = Number(values.runs);
+const connections = Number(values.connections);
+const sampleSize = Number(values.sample);
+const pin = os.availableParallelism() >= 2;
+
+/** Deterministic PRNG (mulberry32) so every run asks the same questions. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Reservoir sample of `n` items from an iterator. */
+function reservoir<T>(items: Iterable<T>, n: number, random: () => number): T[] {
+  const out: T[] = [];
+  let seen = 0;
+  for (const item of items) {
+    seen++;
+    if (out.length < n) out.push(item);
+    else {
+      const j = Math.floor(random() * seen);
+      if (j < n) out[j] = item;
+    }
+  }
+  return out;
+}
+
+/** `count` draws from items with Zipf(s = 1) popularity by position. */
+function zipf<T>(items: T[], count: number, random: () => number): T[] {
+  const weights = items.map((_, i) => 1 / (i + 1));
+  const cumulative: number[] = [];
+  let total = 0;
+  for (const w of weights) cumulative.push((total += w));
+  const out: T[] = [];
+  for (let k = 0; k < count; k++) {
+    const target = random() * total;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < target) lo = mid + 1;
+      else hi = mid;
+    }
+    out.push(items[lo]!);
+  }
+  return out;
+}
+
+function scenarios(): Array<{ name: string; paths: string[] }> {
+  const current = fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim();
+  const release = openRelease(path.join(releasesDir, current));
+  try {
+    const random = rng(7);
+    const ips = reservoir(
+      release.db.prepare(`SELECT value FROM ip_summary`).pluck().iterate() as Iterable<string>,
+      sampleSize,
+      random,
+    );
+    const domainCount = release.db
+      .prepare(`SELECT max(id) FROM domain WHERE in_seed = 1`)
+      .pluck()
+      .get() as number;
+    const name = release.db.prepare(`SELECT name FROM domain WHERE id = ?`).pluck();
+    const domains = Array.from(
+      { length: sampleSize },
+      () => name.get(1 + Math.floor(random() * domainCount)) as string,
+    );
+    const asns = reservoir(
+      release.db
+        .prepare(`SELECT asn FROM asn WHERE routes_v4 + routes_v6 > 0`)
+        .pluck()
+        .iterate() as Iterable<number>,
+      sampleSize,
+      random,
+    );
+    return [
+      { name: '/v1/ip uniform', paths: ips.map((ip) => `/v1/ip/${ip}`) },
+      { name: '/v1/ip Zipf', paths: zipf(ips, sampleSize, random).map((ip) => `/v1/ip/${ip}`) },
+      { name: '/v1/domain/{d}/history', paths: domains.map((d) => `/v1/domain/${d}/history`) },
+      { name: '/v1/asn/{asn}', paths: asns.map((a) => `/v1/asn/${a}`) },
+    ];
+  } finally {
+    release.close();
+  }
+}
+
+async function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
+  const [cmd, cmdArgs] =
+    cpu !== undefined && pin
+      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
+      : [process.execPath, args];
+  const child = spawn(cmd, cmdArgs as string[], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /listening on (?:http:\/\/[^:]+:)?(\d+)/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${text}`)));
+  });
+  child.stdout!.resume();
+  return { child, port };
+}
+
+function peakRssMb(child: ChildProcess): number {
+  // With taskset the node process is taskset's exec'd image: same pid.
+  const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(path.join(releasesDir, 'CURRENT'))) {
+    throw new Error(`no release in ${releasesDir}: run "make bench-build" first`);
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-api-'));
+  const accounts = path.join(work, 'accounts.sqlite');
+  const created = spawnSync(
+    process.execPath,
+    [
+      path.join(root, 'bin/server.js'),
+      '--accounts-db',
+      accounts,
+      'keys',
+      'create',
+      '--project',
+      'bench',
+      '--label',
+      'bench',
+    ],
+    { encoding: 'utf8' },
+  );
+  const key = /\bsk_[A-Za-z0-9]+/.exec(created.stdout)?.[0];
+  if (!key) throw new Error(`could not create a key:\n${created.stdout}${created.stderr}`);
+  const headers = { authorization: `Bearer ${key}` };
+  const list = scenarios();
+  // The cost of metering on /v1/ip uniform, embedded and PostgreSQL + Redis, against METERING=off.
+  const metering = async () => {
+    const lines = await benchMetering({
+      root,
+      releasesDir,
+      accounts,
+      key,
+      paths: list[0]!.paths,
+      seconds,
+      runs,
+      connections,
+      ...(pin && { cpu: 1 }),
+      limits: BENCH_LIMITS,
+      startProcess,
+      stop,
+    });
+    console.log('');
+    for (const line of lines) console.log(line);
+  };
+  if (values['only-metering']) {
+    try {
+      await metering();
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+    return;
+  }
+  const server = await startProcess(
+    [
+      path.join(root, 'bin/server.js'),
+      '--accounts-db',
+      accounts,
+      'serve',
+      '--port',
+      '0',
+      '--releases-dir',
+      releasesDir,
+      '--log-level',
+      'warn',
+    ],
+    0,
+    BENCH_LIMITS,
+  );
+  const base = `http://127.0.0.1:${server.port}`;
+  // Capture the exact bytes the server sends for every path, for the baseline.
+  const captured = path.join(work, 'responses.ndjson');
+  const out = fs.createWriteStream(captured);
+  for (const s of list) {
+    for (const p of new Set(s.paths)) {
+      const r = await request(base + p, { headers });
+      const body = await r.body.text();
+      if (r.statusCode !== 200) throw new Error(`${p}: ${r.statusCode} ${body.slice(0, 300)}`);
+      out.write(JSON.stringify(['GET', p, r.statusCode, String(r.headers['content-type']), body]) + '\n');
+    }
+  }
+  await new Promise((resolve) => out.end(resolve));
+  const bare = await startProcess([path.join(root, 'dist/test/bench/bare-http-server.js'), captured], 0);
+  const results = new Map<string, { server: WrkResult[]; bare: WrkResult[] }>();
+  try {
+    for (let run = 1; run <= runs; run++) {
+      for (const s of list) {
+        const r = results.get(s.name) ?? { server: [], bare: [] };
+        const common = { paths: s.paths, headers, connections, seconds, cpu: pin ? 1 : undefined };
+        r.bare.push(await runWrk({ ...common, url: `http://127.0.0.1:${bare.port}` }));
+        r.server.push(await runWrk({ ...common, url: base }));
+        results.set(s.name, r);
+        const last = r.server[r.server.length - 1]!;
+        if (last.non2xx > 0 || last.errors > 0) {
+          throw new Error(`${s.name}: ${last.non2xx} non-2xx and ${last.errors} socket errors`);
+        }
+        console.log(
+          `run ${run}/${runs} ${s.name}: server ${last.rps.toFixed(0)} req/s, bare ${r.bare[r.bare.length - 1]!.rps.toFixed(0)} req/s`,
+        );
+      }
+    }
+    const rss = peakRssMb(server.child);
+    console.log(
+      `\n${runs} runs of ${seconds} s, ${connections} connections, one server process${pin ? ' on CPU 0, wrk on CPU 1' : ''}; medians (min–max)`,
+    );
+    console.log('| Scenario | Server req/s | node:http req/s | Ratio | p50 ms | p99 ms |');
+    console.log('|---|---|---|---|---|---|');
+    for (const [name, r] of results) {
+      const srv = summarize(r.server.map((x) => x.rps));
+      const lim = summarize(r.bare.map((x) => x.rps));
+      const ratio = summarize(r.server.map((x, i) => x.rps / r.bare[i]!.rps));
+      const p50 = summarize(r.server.map((x) => x.p50ms));
+      const p99 = summarize(r.server.map((x) => x.p99ms));
+      const f = (s: { median: number; min: number; max: number }, d = 0) =>
+        `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+      console.log(`| ${name} | ${f(srv)} | ${f(lim)} | ${f(ratio, 2)} | ${f(p50, 2)} | ${f(p99, 2)} |`);
+    }
+    console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+    // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
+    const ips = list[0]!.paths.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
+    const mcp = await benchToolsCall({ base, key, ips, seconds, runs, connections, ...(pin && { cpu: 1 }) });
+    console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
+    for (const line of toolsCallTable(mcp)) console.log(line);
+    await metering();
+  } finally {
+    await stop(bare.child);
+    await stop(server.child);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();

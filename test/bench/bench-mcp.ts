@@ -1,0 +1,252 @@
+/**
+ * MCP `tools/call lookup_ip` under load against REST `GET /v1/ip/{ip}` on the same IPs, in the same
+ * run: the 2026-07-28 era (protocol version, Mcp-Method/Mcp-Name headers and `_meta` on every
+ * request) and the 2025 era (a stateless JSON-mode server answers tools/call without a prior
+ * initialize). wrk with 50 connections, server and wrk on separate cores.
+ *
+ * `benchToolsCall()` is called by bench-api.ts on its server; run alone it serves a release itself
+ * (default: the demo release, a small one: say so next to the figures):
+ *
+ *   node dist/test/bench/bench-mcp.js [--releases <dir>] [--seconds 10] [--runs 3]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { openRelease } from '../../shared/queries/index.js';
+import { runWrk, summarize, type WrkResult } from './wrk.js';
+
+export const MODERN_VERSION = '2026-07-28';
+export const LEGACY_VERSION = '2025-06-18';
+
+export interface ToolsCallBenchOptions {
+  /** Base URL of a running server, e.g. http://127.0.0.1:8080. */
+  base: string;
+  /** A valid key. */
+  key: string;
+  ips: string[];
+  seconds: number;
+  runs: number;
+  connections: number;
+  /** CPU for wrk (the server runs on another). */
+  cpu?: number;
+  log?: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  name: string;
+  runs: WrkResult[];
+}
+
+interface Scenario {
+  name: string;
+  paths: string[];
+  bodies?: string[];
+  headers: Record<string, string>;
+}
+
+function toolsCallBody(ip: string, id: number, era: 'modern' | 'legacy'): string {
+  const params: Record<string, unknown> = { name: 'lookup_ip', arguments: { ip } };
+  if (era === 'modern') {
+    params._meta = {
+      'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+      'io.modelcontextprotocol/clientInfo': { name: 'bench-mcp', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+  }
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params });
+}
+
+export function toolsCallScenarios(key: string, ips: string[]): Scenario[] {
+  const auth = { authorization: `Bearer ${key}` };
+  const post = {
+    ...auth,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  return [
+    { name: 'REST GET /v1/ip/{ip}', paths: ips.map((ip) => `/v1/ip/${ip}`), headers: auth },
+    {
+      name: `MCP tools/call lookup_ip (${MODERN_VERSION})`,
+      paths: ips.map(() => '/mcp'),
+      bodies: ips.map((ip, i) => toolsCallBody(ip, i + 1, 'modern')),
+      headers: {
+        ...post,
+        'mcp-protocol-version': MODERN_VERSION,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'lookup_ip',
+      },
+    },
+    {
+      name: `MCP tools/call lookup_ip (${LEGACY_VERSION}, no initialize)`,
+      paths: ips.map(() => '/mcp'),
+      bodies: ips.map((ip, i) => toolsCallBody(ip, i + 1, 'legacy')),
+      headers: { ...post, 'mcp-protocol-version': LEGACY_VERSION },
+    },
+  ];
+}
+
+/** Checks that every scenario answers each IP with 200 and a non-error result before measuring. */
+async function checkScenarios(base: string, scenarios: Scenario[]): Promise<void> {
+  for (const s of scenarios) {
+    for (let i = 0; i < Math.min(s.paths.length, 50); i++) {
+      const body = s.bodies?.[i];
+      const r = await request(base + s.paths[i]!, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: s.headers,
+        ...(body !== undefined && { body }),
+      });
+      const text = await r.body.text();
+      if (r.statusCode !== 200 || (body !== undefined && !text.includes('"structuredContent"'))) {
+        throw new Error(`${s.name} ${s.paths[i]} ${body ?? ''}: ${r.statusCode} ${text.slice(0, 300)}`);
+      }
+    }
+  }
+}
+
+export async function benchToolsCall(options: ToolsCallBenchOptions): Promise<ScenarioResult[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const scenarios = toolsCallScenarios(options.key, options.ips);
+  await checkScenarios(options.base, scenarios);
+  const results = scenarios.map((s) => ({ name: s.name, runs: [] as WrkResult[] }));
+  for (let run = 1; run <= options.runs; run++) {
+    for (const [i, s] of scenarios.entries()) {
+      const r = await runWrk({
+        url: options.base,
+        paths: s.paths,
+        ...(s.bodies && { bodies: s.bodies }),
+        headers: s.headers,
+        connections: options.connections,
+        seconds: options.seconds,
+        ...(options.cpu !== undefined && { cpu: options.cpu }),
+      });
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      results[i]!.runs.push(r);
+      log(`run ${run}/${options.runs} ${s.name}: ${r.rps.toFixed(0)} req/s`);
+    }
+  }
+  return results;
+}
+
+/** Markdown table: req/s, ratio to the first scenario (REST) run by run, latency; medians (min–max). */
+export function toolsCallTable(results: ScenarioResult[]): string[] {
+  const rest = results[0]!;
+  const f = (s: { median: number; min: number; max: number }, d = 0) =>
+    `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+  const lines = ['| Scenario | req/s | Ratio to REST | p50 ms | p99 ms |', '|---|---|---|---|---|'];
+  for (const r of results) {
+    const ratio = summarize(r.runs.map((x, i) => x.rps / rest.runs[i]!.rps));
+    lines.push(
+      `| ${r.name} | ${f(summarize(r.runs.map((x) => x.rps)))} | ${f(ratio, 2)} | ${f(summarize(r.runs.map((x) => x.p50ms)), 2)} | ${f(summarize(r.runs.map((x) => x.p99ms)), 2)} |`,
+    );
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standalone run
+
+async function startServer(
+  args: string[],
+  cpu: number | undefined,
+): Promise<{ child: ChildProcess; port: number }> {
+  const [cmd, cmdArgs] =
+    cpu !== undefined
+      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
+      : [process.execPath, args];
+  // The bench key is on the Free plan: lift its limits so that the meter counts but never refuses.
+  const env = { ...process.env, FREE_REQUESTS_PER_MINUTE: '1000000000', FREE_MONTHLY_QUOTA: '1000000000000' };
+  const child = spawn(cmd, cmdArgs as string[], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /listening on (?:http:\/\/[^:]+:)?(\d+)/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text}`)));
+  });
+  child.stdout!.resume();
+  return { child, port };
+}
+
+async function main(): Promise<void> {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  const { values } = parseArgs({
+    options: {
+      releases: { type: 'string' },
+      seconds: { type: 'string', default: '10' },
+      runs: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '50' },
+      sample: { type: 'string', default: '2000' },
+      'node-args': { type: 'string', default: '' },
+    },
+  });
+  let releasesDir = values.releases;
+  if (releasesDir === undefined) {
+    const { demoReleasesDir } = await import('../helpers/demo-release.js');
+    releasesDir = demoReleasesDir();
+    console.log(`release: the demo release (${releasesDir}), a small one`);
+  }
+  const current = fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim();
+  const release = openRelease(path.join(releasesDir, current));
+  const ips = release.db
+    .prepare(`SELECT value FROM ip_summary ORDER BY value LIMIT ?`)
+    .pluck()
+    .all(Number(values.sample)) as string[];
+  release.close();
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-'));
+  const accounts = path.join(work, 'accounts.sqlite');
+  const server = path.join(root, 'bin/server.js');
+  const created = spawnSync(
+    process.execPath,
+    [server, '--accounts-db', accounts, 'keys', 'create', '--project', 'bench', '--label', 'bench'],
+    { encoding: 'utf8' },
+  );
+  const key = /\bsk_[A-Za-z0-9]+/.exec(created.stdout)?.[0];
+  if (!key) throw new Error(`could not create a key:\n${created.stdout}${created.stderr}`);
+  const pin = os.availableParallelism() >= 2;
+  const nodeArgs = values['node-args'] ? values['node-args'].split(' ') : [];
+  const { child, port } = await startServer(
+    [
+      ...nodeArgs,
+      server,
+      '--accounts-db',
+      accounts,
+      'serve',
+      '--port',
+      '0',
+      '--releases-dir',
+      releasesDir,
+      '--log-level',
+      'warn',
+    ],
+    pin ? 0 : undefined,
+  );
+  try {
+    const results = await benchToolsCall({
+      base: `http://127.0.0.1:${port}`,
+      key,
+      ips,
+      seconds: Number(values.seconds),
+      runs: Number(values.runs),
+      connections: Number(values.connections),
+      ...(pin && { cpu: 1 }),
+    });
+    console.log(
+      `\n${values.runs} runs of ${values.seconds} s, ${values.connections} connections, ${ips.length} IPs, one server process${pin ? ' on CPU 0, wrk on CPU 1' : ''}; medians (min–max)`,
+    );
+    for (const line of toolsCallTable(results)) console.log(line);
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    await exited;
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();

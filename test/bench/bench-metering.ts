@@ -1,0 +1,237 @@
+/**
+ * The cost of metering (rate limit, quota, counting) on /v1/ip uniform, measured in one run against
+ * the same server program with METERING=off: once on the embedded stores (SQLite accounts,
+ * in-process counters) and once with PostgreSQL + Redis (TEST_DATABASE_URL / TEST_REDIS_URL, or
+ * this machine's defaults; skipped, with the reason, when they do not answer). The key's plan has
+ * limits high enough that nothing is refused, so every request is counted. Servers take turns
+ * within each run, pinned to the same core; the Redis is a private redis-server pinned to that core
+ * too, so its work is paid for out of the server's throughput.
+ *
+ * Besides req/s it reports CPU time per answered request (utime + stime from /proc of the server,
+ * plus the private Redis for the shared variant). On a saturated core throughput is 1 / CPU per
+ * request, so `1 - cpu(unmetered) / cpu(metered)` is the throughput cost, and unlike req/s it does
+ * not move when other work on the machine steals the core.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { runWrk, summarize, type WrkResult } from './wrk.js';
+
+export interface MeteringBenchOptions {
+  root: string;
+  releasesDir: string;
+  /** The SQLite accounts file of the embedded servers and its bench key. */
+  accounts: string;
+  key: string;
+  paths: string[];
+  seconds: number;
+  runs: number;
+  connections: number;
+  cpu?: number;
+  /** Limits the bench keys' plan (Free) gets, so the meter counts but never refuses. */
+  limits: Record<string, string>;
+  startProcess(
+    args: string[],
+    cpu: number | undefined,
+    env?: NodeJS.ProcessEnv,
+  ): Promise<{ child: ChildProcess; port: number }>;
+  stop(child: ChildProcess): Promise<void>;
+}
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_SERVER = '/usr/bin/redis-server';
+let REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A private redis-server pinned to `cpu` (none when redis-server is not installed). */
+async function startPrivateRedis(cpu: number | undefined): Promise<ChildProcess | null> {
+  if (!fs.existsSync(REDIS_SERVER)) return null;
+  const port = await freePort();
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const child =
+    cpu === undefined
+      ? spawn(REDIS_SERVER, args, { stdio: 'ignore' })
+      : spawn('taskset', ['-c', String(cpu), REDIS_SERVER, ...args], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      REDIS_URL = `redis://127.0.0.1:${port}`;
+      return child;
+    } catch {
+      probe.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  child.kill('SIGKILL');
+  return null;
+}
+
+async function sharedStoresReachable(): Promise<string | null> {
+  try {
+    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 1_000 });
+    await client.connect();
+    await client.end();
+  } catch (error) {
+    return `PostgreSQL at ${DATABASE_URL} does not answer (${(error as Error).message})`;
+  }
+  const redis = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    return `Redis at ${REDIS_URL} does not answer (${(error as Error).message})`;
+  } finally {
+    redis.disconnect();
+  }
+  return null;
+}
+
+export async function benchMetering(options: MeteringBenchOptions): Promise<string[]> {
+  const server = path.join(options.root, 'bin/server.js');
+  const serveArgs = (extra: string[] = []) => [
+    server,
+    ...extra,
+    'serve',
+    '--port',
+    '0',
+    '--releases-dir',
+    options.releasesDir,
+    '--log-level',
+    'warn',
+  ];
+  const variants: Array<{ name: string; env: NodeJS.ProcessEnv; args: string[]; key: string }> = [
+    {
+      name: 'unmetered (METERING=off)',
+      env: { METERING: 'off' },
+      args: serveArgs(['--accounts-db', options.accounts]),
+      key: options.key,
+    },
+    {
+      name: 'metered, embedded',
+      env: options.limits,
+      args: serveArgs(['--accounts-db', options.accounts]),
+      key: options.key,
+    },
+  ];
+  const schema = `bench_${process.pid}`;
+  const prefix = `ipscope-bench:${process.pid}:`;
+  const sharedEnv = { DATABASE_URL, DATABASE_SCHEMA: schema, REDIS_URL, REDIS_KEY_PREFIX: prefix };
+  const redisServer = await startPrivateRedis(options.cpu === undefined ? undefined : 0);
+  const unreachable = await sharedStoresReachable();
+  if (unreachable === null) {
+    const created = spawnSync(
+      process.execPath,
+      [server, 'keys', 'create', '--project', 'bench', '--label', 'bench'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, ...sharedEnv },
+      },
+    );
+    const key = /\bkey: (sk_[A-Za-z0-9]+)/.exec(created.stdout)?.[1];
+    if (!key) throw new Error(`could not create a key in PostgreSQL:\n${created.stdout}${created.stderr}`);
+    variants.push({
+      name: 'metered, PostgreSQL + Redis',
+      env: { ...options.limits, ...sharedEnv },
+      args: serveArgs(),
+      key,
+    });
+  }
+  const started: Array<{ child: ChildProcess; port: number }> = [];
+  try {
+    for (const v of variants) started.push(await options.startProcess(v.args, 0, v.env));
+    const results = variants.map(() => [] as WrkResult[]);
+    const cpuPerRequest = variants.map(() => [] as number[]);
+    const cpuOf = (i: number) =>
+      cpuSeconds(started[i]!.child.pid!) + (i === 2 && redisServer ? cpuSeconds(redisServer.pid!) : 0);
+    const common = { paths: options.paths, connections: options.connections, cpu: options.cpu };
+    // Warm-up: the release pages and JIT of every server.
+    for (const [i, v] of variants.entries()) {
+      const url = `http://127.0.0.1:${started[i]!.port}`;
+      await runWrk({ ...common, url, seconds: 2, headers: { authorization: `Bearer ${v.key}` } });
+    }
+    for (let run = 1; run <= options.runs; run++) {
+      for (const [i, v] of variants.entries()) {
+        const url = `http://127.0.0.1:${started[i]!.port}`;
+        const cpuBefore = cpuOf(i);
+        const r = await runWrk({
+          ...common,
+          url,
+          seconds: options.seconds,
+          headers: { authorization: `Bearer ${v.key}` },
+        });
+        if (r.non2xx > 0 || r.errors > 0)
+          throw new Error(`${v.name}: ${r.non2xx} non-2xx and ${r.errors} socket errors`);
+        const cpuUs = ((cpuOf(i) - cpuBefore) / r.requests) * 1e6;
+        results[i]!.push(r);
+        cpuPerRequest[i]!.push(cpuUs);
+        console.log(
+          `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request`,
+        );
+      }
+    }
+    const f = (s: { median: number; min: number; max: number }, d = 0) =>
+      `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+    const lines = [
+      `/v1/ip uniform with and without metering, ${options.runs} runs of ${options.seconds} s, ${options.connections} connections; medians (min–max)`,
+      '| Server | req/s | Ratio to unmetered | CPU µs per request | Metering cost (CPU) | p50 ms | p99 ms |',
+      '|---|---|---|---|---|---|---|',
+    ];
+    for (const [i, v] of variants.entries()) {
+      const rps = summarize(results[i]!.map((x) => x.rps));
+      const ratio = summarize(results[i]!.map((x, run) => x.rps / results[0]![run]!.rps));
+      const cpu = summarize(cpuPerRequest[i]!);
+      const cost = summarize(cpuPerRequest[i]!.map((us, run) => 100 * (1 - cpuPerRequest[0]![run]! / us)));
+      const p50 = summarize(results[i]!.map((x) => x.p50ms));
+      const p99 = summarize(results[i]!.map((x) => x.p99ms));
+      lines.push(
+        `| ${v.name} | ${f(rps)} | ${f(ratio, 2)} | ${f(cpu, 1)} | ${i === 0 ? '–' : `${f(cost, 1)} %`} | ${f(p50, 2)} | ${f(p99, 2)} |`,
+      );
+    }
+    lines.push(
+      'Metering cost (CPU) = 1 - CPU per request unmetered / metered: the throughput lost on a saturated core' +
+        (redisServer
+          ? ' (the shared variant includes its private redis-server, pinned to the same core).'
+          : '.'),
+    );
+    if (unreachable !== null) lines.push(`PostgreSQL + Redis not measured: ${unreachable}`);
+    return lines;
+  } finally {
+    for (const s of started) await options.stop(s.child);
+    if (unreachable === null) {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+    redisServer?.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * Servers with metering for the limits tests: in-process (`startMeteredServer`: the app with the
+ * stores and meter `server serve` builds from settings) or as real `bin/server.js serve` processes
+ * (`spawnServer`), plus the PostgreSQL / Redis switches of TEST_DATABASE_URL and TEST_REDIS_URL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { loadSettings, type SettingName, type Settings } from '../../shared/config.js';
+import { buildApp } from '../../server/app.js';
+import { trustProxyOption } from '../../server/limits/client-address.js';
+import { createServerServices, type ServerServices } from '../../server/limits/services.js';
+import { ReleaseStore } from '../../server/release-store.js';
+import { copyDemoRelease, ROOT } from './demo-release.js';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? '';
+
+/** Why the shared-store tests cannot run here, or null when they can. */
+export function sharedStoresMissing(): string | null {
+  const missing = [
+    TEST_DATABASE_URL ? null : 'TEST_DATABASE_URL',
+    TEST_REDIS_URL ? null : 'TEST_REDIS_URL',
+  ].filter(Boolean);
+  return missing.length === 0
+    ? null
+    : `${missing.join(' and ')} not set: these tests need a real PostgreSQL and Redis (.ci/run points them at this machine's)`;
+}
+
+/** A PostgreSQL schema name and Redis key prefix no other test file uses; the schema is dropped at the end. */
+export function uniqueNamespace(t: Test, label: string): { schema: string; prefix: string } {
+  const id = `${label}_${process.pid}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  const schema = `t_${id}`;
+  const prefix = `ipscope-test:${id}:`;
+  t.teardown(async () => {
+    if (TEST_DATABASE_URL) {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+      await client.end();
+    }
+    if (TEST_REDIS_URL) {
+      const redis = new Redis(TEST_REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+  return { schema, prefix };
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+export async function get(
+  url: string,
+  options: { key?: string | null; headers?: Record<string, string>; dispatcher?: Dispatcher } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  const response = await undiciRequest(url, {
+    headers,
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+  });
+  const text = await response.body.text();
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { status: response.statusCode, headers: flat, text };
+}
+
+export interface MeteredServer {
+  url: string;
+  services: ServerServices;
+  settings: Settings;
+  get(urlPath: string, options?: { key?: string | null; headers?: Record<string, string> }): Promise<Answer>;
+  /** Stops the app and the services (writing pending counts), as SIGTERM does. */
+  close(): Promise<void>;
+}
+
+/** The app with the stores and meter of `server serve`, in this process, on 127.0.0.1:0. */
+export async function startMeteredServer(
+  t: Test,
+  overrides: Partial<Record<SettingName, unknown>>,
+  releasesDir?: string,
+): Promise<MeteredServer> {
+  let dir = releasesDir;
+  if (!dir) {
+    // Not t.testdir(): calling it again would empty the directory the caller's files are in.
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'metered-server-'));
+    t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+    dir = path.join(work, 'releases');
+    copyDemoRelease(dir);
+  }
+  const settings = loadSettings({}, { LOG_LEVEL: 'silent', ...overrides });
+  const services = createServerServices(settings);
+  const releases = new ReleaseStore({ dir, pollMs: 1_000 }).start();
+  const app = buildApp({
+    releases,
+    accounts: services.accounts,
+    meter: services.meter,
+    refusedKeys: services.refusedKeys,
+    cache: services.cache,
+    trustProxy: trustProxyOption(settings.TRUST_PROXY),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await app.close();
+      await releases.close();
+      await services.close();
+    })());
+  t.teardown(close);
+  return { url, services, settings, close, get: (p, o) => get(url + p, o) };
+}
+
+export interface SpawnedServer {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** `bin/server.js serve --port 0` with `env`; resolves once it prints its address. */
+export async function spawnServer(t: Test, env: Record<string, string>): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/server.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${text}`)));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  t.teardown(stop);
+  return { url, child, output: () => text, stop };
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs the server CLI (`bin/server.js …args`) and returns its output, failing on a non-zero exit. */
+export async function serverCli(args: string[], env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/server.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`server ${args.join(' ')} exited ${code}:\n${text}`);
+  return text;
+}

@@ -1,0 +1,121 @@
+/** /v1/openapi.json is a valid OpenAPI 3.1 document of every operation; /llms-full.txt is served. */
+import t from 'tap';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { buildOpenApiDocument } from '../../server/openapi.js';
+import { startTestServer } from '../helpers/test-server.js';
+
+type Doc = {
+  openapi: string;
+  info: { version: string };
+  paths: Record<
+    string,
+    {
+      get: {
+        operationId: string;
+        parameters: Array<Record<string, unknown>>;
+        responses: Record<string, unknown>;
+        security: unknown[];
+      };
+    }
+  >;
+  components: {
+    schemas: Record<string, unknown>;
+    securitySchemes: Record<string, { type: string; scheme: string }>;
+  };
+};
+
+const EXPECTED: Record<string, { statuses: string[]; query: string[] }> = {
+  '/v1/ip/{ip}': { statuses: ['200', '401', '402', '422', '429', '500', '503'], query: [] },
+  '/v1/ip/{ip}/domains': {
+    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    query: ['include_ended', 'limit', 'cursor'],
+  },
+  '/v1/domain/{domain}/history': {
+    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    query: ['limit', 'cursor'],
+  },
+  '/v1/domain/{domain}/hosting': { statuses: ['200', '401', '402', '422', '429', '500', '503'], query: [] },
+  '/v1/asn/{asn}': {
+    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    query: ['limit', 'cursor'],
+  },
+  '/v1/ping': { statuses: ['200', '401', '402', '429', '500', '503'], query: [] },
+  '/health': { statuses: ['200', '500', '503'], query: [] },
+};
+
+t.test('the document is valid OpenAPI 3.1 and describes every operation', async (t) => {
+  const document = buildOpenApiDocument();
+  const result = await new Validator().validate(document);
+  const doc = document as unknown as Doc;
+  t.same(result.errors, undefined, 'no validation errors');
+  t.ok(result.valid, 'valid');
+  t.equal(doc.openapi, '3.1.0');
+  t.equal(doc.info.version, '1.0.0');
+  t.same(doc.components.securitySchemes.bearerAuth, {
+    ...doc.components.securitySchemes.bearerAuth,
+    type: 'http',
+    scheme: 'bearer',
+  });
+  t.same(Object.keys(doc.paths).sort(), Object.keys(EXPECTED).sort());
+  for (const [path, expected] of Object.entries(EXPECTED)) {
+    const op = doc.paths[path]!.get;
+    t.same(Object.keys(op.responses).sort(), [...expected.statuses].sort(), `${path} responses`);
+    t.same(
+      op.parameters.filter((p) => p.in === 'query').map((p) => p.name),
+      expected.query,
+      `${path} query parameters`,
+    );
+    for (const p of op.parameters.filter((p) => p.in === 'path')) t.equal(p.required, true);
+    t.same(op.security, path === '/health' ? [] : [{ bearerAuth: [] }], `${path} security`);
+  }
+  const limit = doc.paths['/v1/asn/{asn}']!.get.parameters.find((p) => p.name === 'limit')!;
+  t.same(limit.schema, { default: 100, type: 'integer', minimum: 1, maximum: 1000 });
+  t.equal(limit.required, false);
+  const cursor = doc.paths['/v1/asn/{asn}']!.get.parameters.find((p) => p.name === 'cursor')!;
+  t.same(cursor.schema, { type: 'string', maxLength: 1024 });
+  for (const id of [
+    'IpLookup',
+    'IpDomainsPage',
+    'DomainHistoryPage',
+    'DomainHosting',
+    'AsnLookup',
+    'Ping',
+    'Health',
+    'Error',
+    'ValidationError',
+  ]) {
+    t.ok(doc.components.schemas[id], `component ${id}`);
+  }
+});
+
+t.test('served without a key; the guide is plain text', async (t) => {
+  const s = await startTestServer(t);
+  const r = await s.get('/v1/openapi.json', { key: null });
+  t.equal(r.status, 200);
+  t.equal(r.headers['content-type'], 'application/json; charset=utf-8');
+  t.same(r.json(), JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  t.ok(r.headers['x-request-id']);
+
+  const guide = await s.get('/llms-full.txt', { key: null });
+  t.equal(guide.status, 200);
+  t.equal(guide.headers['content-type'], 'text/plain; charset=utf-8');
+  for (const needle of [
+    'Authorization: Bearer',
+    'GET /v1/ip/{ip}',
+    'GET /v1/ip/{ip}/domains',
+    'GET /v1/domain/{domain}/history',
+    'GET /v1/domain/{domain}/hosting',
+    'GET /v1/asn/{asn}',
+    'GET /v1/ping',
+    'GET /health',
+    'cursor_expired',
+    'invalid_cursor',
+    'observed: false',
+    'is_datacenter',
+    'stale_reason',
+    'Retry-After',
+    '/mcp',
+  ]) {
+    t.match(guide.text, needle, `guide mentions ${needle}`);
+  }
+});
