@@ -7,7 +7,7 @@
  *
  *   node dist/test/bench/bench-api.js --releases var/bench/releases [--seconds 10] [--runs 3]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { openRelease } from '../../shared/queries/index.js';
 import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
 import { benchMetering } from './bench-metering.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
+import { peakRssMb, startNode, stop } from './processes.js';
 
 /** The bench key is on the Free plan: limits high enough that the meter counts but never refuses. */
 const BENCH_LIMITS = { FREE_REQUESTS_PER_MINUTE: '1000000000', FREE_MONTHLY_QUOTA: '1000000000000' };
@@ -125,40 +126,8 @@ function scenarios(): Array<{ name: string; paths: string[] }> {
   }
 }
 
-async function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
-  const [cmd, cmdArgs] =
-    cpu !== undefined && pin
-      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
-      : [process.execPath, args];
-  const child = spawn(cmd, cmdArgs as string[], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on (?:http:\/\/[^:]+:)?(\d+)/.exec(text);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${text}`)));
-  });
-  child.stdout!.resume();
-  return { child, port };
-}
-
-function peakRssMb(child: ChildProcess): number {
-  // With taskset the node process is taskset's exec'd image: same pid.
-  const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  const m = /VmHWM:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
+  return startNode(args, pin ? cpu : undefined, env);
 }
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@
  *
  *   node dist/test/bench/bench-mcp.js [--releases <dir>] [--seconds 10] [--runs 3]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
+import { startNode } from './processes.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 
 export const MODERN_VERSION = '2026-07-28';
@@ -149,28 +150,12 @@ export function toolsCallTable(results: ScenarioResult[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // Standalone run
 
-async function startServer(
-  args: string[],
-  cpu: number | undefined,
-): Promise<{ child: ChildProcess; port: number }> {
-  const [cmd, cmdArgs] =
-    cpu !== undefined
-      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
-      : [process.execPath, args];
-  // The bench key is on the Free plan: lift its limits so that the meter counts but never refuses.
-  const env = { ...process.env, FREE_REQUESTS_PER_MINUTE: '1000000000', FREE_MONTHLY_QUOTA: '1000000000000' };
-  const child = spawn(cmd, cmdArgs as string[], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on (?:http:\/\/[^:]+:)?(\d+)/.exec(text);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text}`)));
+/** The bench key is on the Free plan: lift its limits so that the meter counts but never refuses. */
+function startServer(args: string[], cpu: number | undefined) {
+  return startNode(args, cpu, {
+    FREE_REQUESTS_PER_MINUTE: '1000000000',
+    FREE_MONTHLY_QUOTA: '1000000000000',
   });
-  child.stdout!.resume();
-  return { child, port };
 }
 
 async function main(): Promise<void> {

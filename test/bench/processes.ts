@@ -1,0 +1,44 @@
+/** Child processes of the benches: a node program pinned to one CPU that prints `listening on …`. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+
+/** Starts `node <args>` (under `taskset -c <cpu>` when cpu is given) and waits for its port. */
+export async function startNode(
+  args: string[],
+  cpu: number | undefined,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; port: number }> {
+  const [cmd, cmdArgs] =
+    cpu !== undefined
+      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
+      : [process.execPath, args];
+  const child = spawn(cmd, cmdArgs as string[], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /listening on (?:http:\/\/[^:]+:)?(\d+)/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${text}`)));
+  });
+  child.stdout!.resume();
+  return { child, port };
+}
+
+/** Peak RSS of a running child (with taskset the node process is taskset's exec'd image: same pid). */
+export function peakRssMb(child: ChildProcess): number {
+  const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
