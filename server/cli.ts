@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
 import { registerAccountCommands } from './accounts/index.js';
 import { trustProxyOption } from './limits/client-address.js';
-import { createServerServices } from './limits/services.js';
+import { createServerServices, type ServerServices } from './limits/services.js';
 import { buildApp } from './app.js';
 import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
@@ -39,7 +39,7 @@ function settingsFrom(options: ServeOptions): Settings {
 export async function serve(
   settings: Settings,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<{ url: string; stop: () => Promise<void> }> {
+): Promise<{ url: string; services: ServerServices; stop: () => Promise<void> }> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
   const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } });
   const limitsLog = logger.child({ component: 'limits' });
@@ -82,7 +82,7 @@ export async function serve(
       await releases.close();
       await services.close();
     })());
-  return { url, stop };
+  return { url, services, stop };
 }
 
 export function buildProgram(): Command {

@@ -14,10 +14,8 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { loadSettings, type SettingName, type Settings } from '../../shared/config.js';
-import { buildApp } from '../../server/app.js';
-import { trustProxyOption } from '../../server/limits/client-address.js';
-import { createServerServices, type ServerServices } from '../../server/limits/services.js';
-import { ReleaseStore } from '../../server/release-store.js';
+import { serve } from '../../server/cli.js';
+import type { ServerServices } from '../../server/limits/services.js';
 import { copyDemoRelease, ROOT } from './demo-release.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
@@ -103,27 +101,19 @@ export async function startMeteredServer(
     dir = path.join(work, 'releases');
     copyDemoRelease(dir);
   }
-  const settings = loadSettings({}, { LOG_LEVEL: 'silent', ...overrides });
-  const services = createServerServices(settings);
-  const releases = new ReleaseStore({ dir, pollMs: 1_000 }).start();
-  const app = buildApp({
-    releases,
-    accounts: services.accounts,
-    meter: services.meter,
-    refusedKeys: services.refusedKeys,
-    cache: services.cache,
-    trustProxy: trustProxyOption(settings.TRUST_PROXY),
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  let closing: Promise<void> | null = null;
-  const close = () =>
-    (closing ??= (async () => {
-      await app.close();
-      await releases.close();
-      await services.close();
-    })());
+  const settings = loadSettings(
+    {},
+    {
+      LOG_LEVEL: 'silent',
+      ...overrides,
+      RELEASES_DIR: dir,
+      RELEASE_POLL_MS: 1_000,
+      PORT: 0,
+      HOST: '127.0.0.1',
+    },
+  );
+  // The same wiring as `server serve` (stores, meter, release store, app), in this process.
+  const { url, services, stop: close } = await serve(settings, () => {});
   t.teardown(close);
   return { url, services, settings, close, get: (p, o) => get(url + p, o) };
 }
