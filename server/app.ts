@@ -6,6 +6,7 @@
  * Order of checks on a request: request id -> trailing-slash redirect -> route match (404/405) ->
  * browser origin (403, CORS) -> key (401) -> query parameters (422 detail) -> query layer.
  */
+import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { keyCheckHook, type AccountsPort } from './auth.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
@@ -14,6 +15,7 @@ import type { Meter } from './metering.js';
 import { browserOriginHook, consoleOrigin } from './browser-origin.js';
 import { refuseWhileClosing } from './closing.js';
 import { errorHandler, frameworkError, notFound } from './error-handler.js';
+import { createFastLane, type FastLane } from './fast-lane.js';
 import type { ReleaseSource } from './release-store.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { RequestLogController } from './request-log.js';
@@ -42,12 +44,27 @@ export interface AppOptions {
   cache?: { ping(): Promise<void> };
   /** Fastify's trustProxy: proxies whose X-Forwarded-For names the client (TRUST_PROXY); default none. */
   trustProxy?: false | string[];
+  /** false: every request goes through Fastify (tests compare the two paths); default true. */
+  fastLane?: boolean;
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Requests the fast lane and the MCP fast path answered (docs/decisions/0009); 0 when off. */
+    fastLaneAnswered(): number;
+  }
+}
+
+/** Idle keep-alive connections are closed after this (Fastify's default). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Longest path parameter accepted before the query layer judges it (a domain is up to 253). */
 const MAX_PARAM_LENGTH = 2048;
 
 export function buildApp(options: AppOptions): FastifyInstance {
+  // Set once the app exists: the fast lane needs the closing state of the app it stands in front of.
+  let lane: FastLane | null = null;
+  let mcpFastAnswered = () => 0;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     logController: new RequestLogController(),
@@ -58,15 +75,29 @@ export function buildApp(options: AppOptions): FastifyInstance {
     trustProxy: options.trustProxy ?? false,
     // Closing is answered by refuseWhileClosing (the SPEC.md envelope), not by Fastify.
     return503OnClosing: false,
+    // The fast lane answers the common lookups in front of Fastify (server/fast-lane.ts).
+    // Fastify's own server settings, which it leaves to a serverFactory to apply.
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    serverFactory: (handler) => {
+      const server = http.createServer((req, res) => {
+        if (lane === null) handler(req, res);
+        else lane.handle(req, res, () => handler(req, res));
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = 0;
+      server.setTimeout(0);
+      return server;
+    },
   });
 
+  app.decorate('fastLaneAnswered', () => (lane?.answered() ?? 0) + mcpFastAnswered());
   app.decorateRequest('principal', null);
   app.decorateRequest('billable', true);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });
-  refuseWhileClosing(app);
+  const closing = refuseWhileClosing(app);
   app.addHook('onRequest', trailingSlashRedirect);
 
   if (options.meter) registerRestMetering(app, options.meter);
@@ -88,12 +119,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
   registerPingRoute(ctx);
   registerHealthRoute(ctx);
   registerDocsRoutes(ctx);
-  registerMcpRoute(app, {
+  mcpFastAnswered = registerMcpRoute(app, {
+    fastPath: options.fastLane !== false,
     releases: options.releases,
     accounts: options.accounts,
     meter: options.meter,
     refusedKeys: options.refusedKeys,
     consoleOrigin: consoleOrigin(options.consoleUrl ?? ''),
   });
+  if (options.fastLane !== false) {
+    lane = createFastLane({
+      releases: options.releases,
+      accounts: options.accounts,
+      meter: options.meter,
+      logger: options.logger,
+      closing,
+    });
+  }
   return app;
 }

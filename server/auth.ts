@@ -12,7 +12,10 @@ import type { RefusedKeyThrottle } from './limits/refused-keys.js';
 import { hasKeyInQuery } from './redact.js';
 
 /** What the server needs of the accounts store. */
-export type AccountsPort = Pick<AccountsStore, 'verifyKey' | 'ping'>;
+export type AccountsPort = Pick<AccountsStore, 'verifyKey' | 'ping'> & {
+  /** A key verified moments ago, without waiting (server/limits/key-verifier.ts); else undefined. */
+  peekKey?(token: string): KeyPrincipal | undefined;
+};
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,6 +1,7 @@
 /** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from server/accounts). */
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
+import type { FastifyInstance } from 'fastify';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
 import { registerAccountCommands } from './accounts/index.js';
 import { trustProxyOption } from './limits/client-address.js';
@@ -39,7 +40,7 @@ function settingsFrom(options: ServeOptions): Settings {
 export async function serve(
   settings: Settings,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<{ url: string; services: ServerServices; stop: () => Promise<void> }> {
+): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
   const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } });
   const limitsLog = logger.child({ component: 'limits' });
@@ -60,6 +61,7 @@ export async function serve(
     trustProxy: trustProxyOption(settings.TRUST_PROXY),
     consoleUrl: settings.CONSOLE_URL,
     logger,
+    fastLane: settings.FAST_LANE === 'on',
   });
   try {
     await app.listen({ port: settings.PORT, host: settings.HOST });
@@ -82,7 +84,7 @@ export async function serve(
       await releases.close();
       await services.close();
     })());
-  return { url, services, stop };
+  return { url, app, services, stop };
 }
 
 export function buildProgram(): Command {

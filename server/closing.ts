@@ -9,7 +9,8 @@ import { ApiError } from '../shared/errors.js';
 
 export const CLOSING_RETRY_AFTER_SECONDS = 1;
 
-export function refuseWhileClosing(app: FastifyInstance): void {
+/** Installs the hooks; returns whether the server is closing (the fast lane asks it). */
+export function refuseWhileClosing(app: FastifyInstance): () => boolean {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -25,4 +26,5 @@ export function refuseWhileClosing(app: FastifyInstance): void {
       },
     );
   });
+  return () => closing;
 }

@@ -19,6 +19,11 @@ export interface Reservation {
 
 export interface Meter {
   reserve(principal: KeyPrincipal): Promise<Reservation>;
+  /**
+   * The same reservation without waiting, when the meter can grant it at once; undefined when it
+   * cannot say without waiting or would refuse (call reserve, which answers the refusal).
+   */
+  reserveNow?(principal: KeyPrincipal): Reservation | undefined;
 }
 
 /** No limits (used until a plan store is configured, and by tools that must not be metered). */

@@ -110,6 +110,11 @@ export const SETTINGS = {
     description:
       'Proxies whose X-Forwarded-For is believed, comma-separated addresses, CIDRs or loopback/linklocal/uniquelocal (empty: the socket address is the client).',
   },
+  FAST_LANE: {
+    schema: z.enum(['on', 'off']).default('on'),
+    description:
+      'off sends every request through Fastify; on answers plain lookups (no query string, a valid key) in front of it, with the same responses (docs/decisions/0009).',
+  },
   METERING: {
     schema: z.enum(['on', 'off']).default('on'),
     description:

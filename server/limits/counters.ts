@@ -47,6 +47,11 @@ export interface TakeResult {
 
 export interface Counters {
   take(request: TakeRequest): Promise<TakeResult>;
+  /**
+   * The same take without waiting, when these counters can answer at once (in-process counters
+   * already in memory); undefined: call take.
+   */
+  takeNow?(request: TakeRequest): TakeResult | undefined;
   /** Gives a taken unit back (the call was refused after all). */
   give(ticket: Ticket): Promise<void>;
   /** Keeps a taken unit: it goes to the durable monthly usage. */
@@ -57,8 +62,17 @@ export interface Counters {
   close(): Promise<void>;
 }
 
+/** The last month computed and its bounds: a request asks for the month once per call. */
+let month = { name: '', start: 0, end: 0 };
+
 export function monthOf(epochMs: number): string {
-  return new Date(epochMs).toISOString().slice(0, 7);
+  if (epochMs >= month.start && epochMs < month.end) return month.name;
+  const d = new Date(epochMs);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  const name = d.toISOString().slice(0, 7);
+  month = { name, start, end };
+  return name;
 }
 
 export function windowOf(epochMs: number): number {

@@ -18,6 +18,10 @@ export function cachedKeyVerifier(
 ): AccountsPort {
   const cache = new Map<string, { principal: KeyPrincipal | null; until: number }>();
   return {
+    peekKey(token: string): KeyPrincipal | undefined {
+      const hit = cache.get(token);
+      return hit && hit.principal !== null && hit.until > Date.now() ? hit.principal : undefined;
+    },
     async verifyKey(token: string, now?: Date): Promise<KeyPrincipal | null> {
       const at = Date.now();
       if (options.ttlMs > 0 && now === undefined) {

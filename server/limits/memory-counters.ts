@@ -53,23 +53,48 @@ export class MemoryCounters implements Counters {
   }
 
   async take(request: TakeRequest): Promise<TakeResult> {
-    const month = monthOf(request.now);
+    const month = this.monthFor(request.now);
+    const projectKey = `p:${request.projectId}:${month}`;
+    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    if (!this.months.has(workspaceKey)) await this.ensure('workspace', request.workspaceId, month);
+    if (request.projectCap !== null && !this.months.has(projectKey)) {
+      await this.ensure('project', request.projectId, month);
+    }
+    return this.takeLoaded(request, month, workspaceKey, projectKey);
+  }
+
+  /** take without waiting, when the counters it needs are in memory already. */
+  takeNow(request: TakeRequest): TakeResult | undefined {
+    const month = this.monthFor(request.now);
+    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    if (!this.months.has(workspaceKey)) return undefined;
+    const projectKey = `p:${request.projectId}:${month}`;
+    if (request.projectCap !== null && !this.months.has(projectKey)) return undefined;
+    return this.takeLoaded(request, month, workspaceKey, projectKey);
+  }
+
+  private monthFor(now: number): string {
+    const month = monthOf(now);
     if (month !== this.currentMonth) {
       // A new month starts from the durable counts (zero): drop last month's counters.
       for (const key of this.months.keys()) if (!key.endsWith(month)) this.months.delete(key);
       this.currentMonth = month;
     }
+    return month;
+  }
+
+  /** The check and the increments, in one step that never yields. */
+  private takeLoaded(
+    request: TakeRequest,
+    month: string,
+    workspaceKey: string,
+    projectKey: string,
+  ): TakeResult {
     const capped = request.projectCap !== null;
-    const projectKey = `p:${request.projectId}:${month}`;
-    const workspaceKey = `w:${request.workspaceId}:${month}`;
-    if (!this.months.has(workspaceKey)) await this.ensure('workspace', request.workspaceId, month);
-    if (capped) {
-      if (!this.months.has(projectKey)) await this.ensure('project', request.projectId, month);
-    } else if (this.months.size > 0) {
+    if (!capped && this.months.size > 0) {
       // Not counted while uncapped: a cap set later loads the then-current durable count.
       this.months.delete(projectKey);
     }
-    // From here to the end nothing yields: the check and the increments are one step.
     const window = windowOf(request.now);
     let minute = this.minutes.get(request.workspaceId);
     if (!minute || minute.window !== window) {

@@ -51,20 +51,40 @@ export interface CountingMeterOptions {
 export class CountingMeter implements Meter {
   constructor(private readonly options: CountingMeterOptions) {}
 
+  reserveNow(principal: KeyPrincipal): Reservation | undefined {
+    const counters = this.options.counters;
+    if (counters.takeNow === undefined) return undefined;
+    const plan = this.options.plans.limitsNow(principal.plan);
+    if (plan === undefined) return undefined;
+    const cap = principal.projectMonthlyCap;
+    const result = counters.takeNow(this.takeRequest(principal, plan));
+    if (result === undefined || result.outcome !== 'ok') return undefined;
+    return new CountedReservation(
+      counters,
+      result.ticket!,
+      limitHeaders(plan, cap, result),
+      plan.maxPageSize,
+    );
+  }
+
+  private takeRequest(principal: KeyPrincipal, plan: Plan) {
+    return {
+      workspaceId: principal.workspaceId,
+      projectId: principal.projectId,
+      requestsPerMinute: plan.requestsPerMinute,
+      monthlyQuota: plan.monthlyQuota,
+      projectCap: principal.projectMonthlyCap,
+      now: Date.now(),
+    };
+  }
+
   async reserve(principal: KeyPrincipal): Promise<Reservation> {
     let plan: Plan;
     let result: TakeResult;
     const cap = principal.projectMonthlyCap;
     try {
       plan = await this.options.plans.limitsFor(principal.plan);
-      result = await this.options.counters.take({
-        workspaceId: principal.workspaceId,
-        projectId: principal.projectId,
-        requestsPerMinute: plan.requestsPerMinute,
-        monthlyQuota: plan.monthlyQuota,
-        projectCap: cap,
-        now: Date.now(),
-      });
+      result = await this.options.counters.take(this.takeRequest(principal, plan));
     } catch (error) {
       this.options.log?.('metering: the counters or the accounts store do not answer', error);
       throw new ApiError('service_unavailable', undefined, { retryAfter: UNAVAILABLE_RETRY_AFTER_S });

@@ -39,6 +39,14 @@ export class PlanBook {
     private readonly log?: (message: string, error?: unknown) => void,
   ) {}
 
+  /** limitsFor without waiting: the Free plan, or a plan fetched less than ttlMs ago; else undefined. */
+  limitsNow(name: string, now = Date.now()): Plan | undefined {
+    if (name === DEFAULT_PLAN) return this.free;
+    const entry = this.cache.get(name);
+    if (!entry || now - entry.fetchedAt > this.ttlMs || !entry.plan) return undefined;
+    return entry.plan;
+  }
+
   async limitsFor(name: string, now = Date.now()): Promise<Plan> {
     if (name === DEFAULT_PLAN) return this.free;
     let entry = this.cache.get(name);

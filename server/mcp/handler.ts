@@ -26,7 +26,16 @@ import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { responseBytes, sdkRequest } from './web.js';
-import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
+import {
+  answerNow,
+  authInfoFor,
+  registerTools,
+  TOOL_NAMES,
+  type CallContext,
+  type ToolDeps,
+  type ToolName,
+} from './tools.js';
+import type { Reservation } from '../metering.js';
 
 export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
 
@@ -55,12 +64,16 @@ export interface McpResponse {
 
 export interface McpEndpointOptions extends ToolDeps {
   accounts: AccountsPort;
+  /** false: every exchange goes through the SDK (FAST_LANE=off); default true. */
+  fastPath?: boolean;
   /** SPEC.md Authentication 7: too many refused keys from one address answer rate_limited. */
   refusedKeys?: RefusedKeyThrottle;
 }
 
 export interface McpEndpoint {
   handle(request: McpRequest): Promise<McpResponse>;
+  /** Tool calls the fast path answered since the start. */
+  fastAnswered(): number;
   close(): Promise<void>;
 }
 
@@ -133,6 +146,68 @@ async function isLegacy(
     }
   }
   return isLegacyRequest(webRequest, body);
+}
+
+const MODERN_VERSION = '2026-07-28';
+/** 2025-era versions whose stateless tools/call the SDK answers without initialize. */
+const PLAIN_LEGACY_VERSIONS: ReadonlySet<string> = new Set(['2025-03-26', '2025-06-18', '2025-11-25']);
+const META_VERSION = PROTOCOL_VERSION_META_KEY;
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+interface PlainToolCall {
+  modern: boolean;
+  id: string | number;
+  tool: ToolName;
+  args: unknown;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A POST the fast path may answer: one JSON-RPC `tools/call` of one of the five tools, in the
+ * shape the SDK's clients send it, nothing more (any other member, header or version: the SDK).
+ * 2026-07-28: the version header and `_meta` claim, Mcp-Method and Mcp-Name matching, client info
+ * and capabilities; 2025 era: no `_meta`, a 2025 version header or none.
+ */
+export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCall | null {
+  if (!isObject(body)) return null;
+  const { jsonrpc, id, method, params, ...more } = body;
+  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isObject(params)) return null;
+  if (Object.keys(more).length > 0) return null;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
+  const { name, arguments: args, _meta: meta, ...otherParams } = params;
+  if (Object.keys(otherParams).length > 0 || !TOOL_NAMES.includes(name as ToolName)) return null;
+  if (args !== undefined && !isObject(args)) return null;
+  const accept = headers.accept;
+  if (
+    typeof accept !== 'string' ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream')
+  ) {
+    return null;
+  }
+  const version = headers['mcp-protocol-version'];
+  if (meta === undefined) {
+    if (version !== undefined && !(typeof version === 'string' && PLAIN_LEGACY_VERSIONS.has(version)))
+      return null;
+    if (headers['mcp-method'] !== undefined || headers['mcp-name'] !== undefined) return null;
+    return { modern: false, id, tool: name as ToolName, args };
+  }
+  if (version !== MODERN_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) {
+    return null;
+  }
+  if (!isObject(meta) || meta[META_VERSION] !== MODERN_VERSION) return null;
+  const {
+    [META_VERSION]: _v,
+    [META_CLIENT_INFO]: info,
+    [META_CLIENT_CAPABILITIES]: caps,
+    ...otherMeta
+  } = meta;
+  if (Object.keys(otherMeta).length > 0 || !isObject(caps) || !isObject(info)) return null;
+  if (typeof info.name !== 'string' || typeof info.version !== 'string') return null;
+  return { modern: true, id, tool: name as ToolName, args };
 }
 
 /**
@@ -217,6 +292,53 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     return call;
   }
 
+  let fastAnswered = 0;
+  /** What the SDK's result carries besides content and structuredContent, per era. */
+  const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}}`;
+
+  /**
+   * The fast path (docs/decisions/0009): a plain tools/call whose key, unit and lookup are all
+   * granted is answered here with the bytes the SDK would send; null (nothing counted) otherwise,
+   * and the SDK answers it, refusals included.
+   */
+  async function answerPlainCall(request: McpRequest, call: PlainToolCall): Promise<McpResponse | null> {
+    if (request.keyInUrl) return null;
+    const header = request.headers.authorization;
+    const token = bearerToken(Array.isArray(header) ? header[0] : header);
+    if (token === null) return null;
+    let reservation: Reservation;
+    let answer: ReturnType<typeof answerNow>;
+    try {
+      const principal = options.accounts.peekKey?.(token) ?? (await options.accounts.verifyKey(token));
+      if (principal === null) return null;
+      // The lookup first (it reads nothing of the meter): a refused one never reserves a unit.
+      answer = answerNow(options, call.tool, call.args);
+      if (answer === null) return null;
+      reservation = options.meter.reserveNow?.(principal) ?? (await options.meter.reserve(principal));
+    } catch {
+      return null; // a refusal, or the store or the meter failed: the SDK path answers it
+    }
+    if (answer.pageSize > reservation.maxPageSize) {
+      // The plan allows fewer items per page than asked: the page the SDK path would give.
+      answer = answerNow(options, call.tool, call.args, reservation.maxPageSize);
+      if (answer === null) {
+        await reservation.release();
+        return null;
+      }
+    }
+    if (answer.billable) await reservation.commit();
+    else await reservation.release();
+    fastAnswered += 1;
+    const body =
+      `{"result":{"content":[{"type":"text","text":${JSON.stringify(answer.json)}}],"structuredContent":${answer.json}` +
+      `${call.modern ? modernTail : '}'},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
+    return {
+      status: 200,
+      headers: { ...reservation.headers, 'content-type': 'application/json' },
+      body: Buffer.from(body),
+    };
+  }
+
   async function handle(request: McpRequest): Promise<McpResponse> {
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType ?? null)) {
@@ -227,6 +349,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       body = JSON.parse(request.body.toString('utf8'));
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON');
+    }
+    if (options.fastPath !== false) {
+      const plain = plainToolCall(body, request.headers);
+      const fast = plain === null ? null : await answerPlainCall(request, plain);
+      if (fast !== null) return fast;
     }
     const call: CallContext = callsTool(body)
       ? await callContext(request)
@@ -251,5 +378,5 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     return { status: response.status, headers, body: await responseBytes(response) };
   }
 
-  return { handle, close: () => modern.close() };
+  return { handle, fastAnswered: () => fastAnswered, close: () => modern.close() };
 }

@@ -29,10 +29,14 @@ export interface McpRouteOptions {
   refusedKeys?: RefusedKeyThrottle;
   /** The console's origin, the only browser origin allowed (null: none). */
   consoleOrigin: string | null;
+  /** false: every exchange through the SDK (FAST_LANE=off); default true. */
+  fastPath?: boolean;
 }
 
-export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+/** Registers POST /mcp; returns how many tool calls its fast path answered so far. */
+export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): () => number {
   const endpoint = createMcpEndpoint({
+    fastPath: options.fastPath !== false,
     releases: options.releases,
     accounts: options.accounts,
     meter: options.meter ?? unmetered,
@@ -88,4 +92,5 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     });
   });
   app.addHook('onClose', async () => endpoint.close());
+  return () => endpoint.fastAnswered();
 }

@@ -23,6 +23,7 @@ import {
   ipDomains,
   lookupAsn,
   lookupIp,
+  lookupIpAnswer,
   type Release,
   responseJson,
 } from '../../shared/queries/index.js';
@@ -315,7 +316,10 @@ export async function callTool<T extends ToolName>(
     refusalHeaders(error, call);
     return refusal(tool, error.code, error.message);
   }
-  if (call) Object.assign(call.headers, reservation.headers);
+  // The limit headers are taken once the unit is settled: a released unit shows as not counted.
+  const settled = () => {
+    if (call) Object.assign(call.headers, reservation.headers);
+  };
   const definition = TOOLS[tool] as ToolDefinition<T>;
   const metered = { ...principal, maxPageSize: reservation.maxPageSize };
   let body: object;
@@ -324,6 +328,7 @@ export async function callTool<T extends ToolName>(
     body = definition.run(deps.releases.current(), args, (requested) => pageLimit(metered, requested));
   } catch (error) {
     await reservation.release();
+    settled();
     if (error instanceof ArgumentError) return refusal(tool, error.code, error.message);
     if (error instanceof ApiError) {
       refusalHeaders(error, call);
@@ -335,7 +340,38 @@ export async function callTool<T extends ToolName>(
   }
   if (definition.billable?.(body) === false) await reservation.release();
   else await reservation.commit();
+  settled();
   return answer(body);
+}
+
+/**
+ * A call's answer for the fast path (server/mcp/handler.ts): the JSON of the lookup, whether it
+ * counts and the page size it used, or null when the arguments or the lookup are refused (the SDK
+ * then answers the refusal). It runs before the unit is reserved, with pages up to `maxPageSize`;
+ * the caller asks again when the plan allows fewer items than `pageSize`.
+ */
+export function answerNow(
+  deps: ToolDeps,
+  tool: ToolName,
+  rawArgs: unknown,
+  maxPageSize: number = MAX_LIMIT,
+): { json: string; billable: boolean; pageSize: number } | null {
+  try {
+    const release = deps.releases.current();
+    if (tool === 'lookup_ip') {
+      const answer = lookupIpAnswer(release, { ip: parseArguments('lookup_ip', rawArgs).ip });
+      return { json: answer.json, billable: answer.body.is_bogon !== true, pageSize: 0 };
+    }
+    const definition = TOOLS[tool] as ToolDefinition<ToolName>;
+    let pageSize = 0;
+    const body = definition.run(release, parseArguments(tool, rawArgs) as never, (requested) => {
+      pageSize = requested;
+      return Math.min(requested, maxPageSize);
+    });
+    return { json: responseJson(body), billable: definition.billable?.(body) !== false, pageSize };
+  } catch {
+    return null;
+  }
 }
 
 /** The schemas tools/list shows, converted once (a conversion per server instance is costly). */

@@ -1,18 +1,21 @@
 /** GET /v1/ip/{ip} and GET /v1/ip/{ip}/domains: thin adapters over the query layer. */
 import { IpDomainsQuery } from '../../shared/api-schemas.js';
-import { ipDomains, lookupIp } from '../../shared/queries/index.js';
+import { ipDomains, lookupIpAnswer } from '../../shared/queries/index.js';
 import { pageLimit } from '../page-size.js';
 import { parseQuery } from '../query-params.js';
-import { sendJson } from '../send-json.js';
+import { JSON_CONTENT_TYPE, sendJson } from '../send-json.js';
 import { getRoute, type RouteContext } from './route.js';
 
 export function registerIpRoutes(ctx: RouteContext): void {
   getRoute(ctx, '/v1/ip/:ip', 'key', (request, reply) => {
     const { ip } = request.params as { ip: string };
-    const body = lookupIp(ctx.releases.current(), { ip });
+    const answer = lookupIpAnswer(ctx.releases.current(), { ip });
     // A bogon answers from the built-in table and is not counted (SPEC.md GET /v1/ip/{ip}).
-    if (body.is_bogon) request.billable = false;
-    return sendJson(reply, body);
+    if (answer.body.is_bogon) request.billable = false;
+    return reply
+      .code(200)
+      .type(JSON_CONTENT_TYPE)
+      .send(answer.bytes ?? answer.json);
   });
 
   getRoute(ctx, '/v1/ip/:ip/domains', 'key', (request, reply) => {

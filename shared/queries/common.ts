@@ -43,6 +43,39 @@ export class BoundedCache<K, V> extends Map<K, V> {
 }
 
 /**
+ * A bounded cache that keeps what was used recently: two generations of at most `half` entries
+ * each; a hit in the older one moves the entry to the newer one, and when the newer one is full the
+ * older one is dropped. About LRU for skewed traffic, at the cost of two Map operations; a scan of
+ * more distinct keys than it holds gets no hits (and costs nothing extra).
+ */
+export class RecentCache<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+
+  constructor(private readonly half: number) {}
+
+  get(key: K): V | undefined {
+    const hit = this.current.get(key);
+    if (hit !== undefined) return hit;
+    const old = this.previous.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: K, value: V): void {
+    if (this.current.size >= this.half) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
+    this.current.set(key, value);
+  }
+
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+}
+
+/**
  * The response as JSON. The coverage, attribution and release blocks (about 2.5 KB, the same for
  * every response of a release) are serialised once per release and appended.
  */

@@ -33,6 +33,8 @@ const { values } = parseArgs({
     sample: { type: 'string', default: '20000' },
     /** Only the metering cost section (bench-metering.ts). */
     'only-metering': { type: 'boolean', default: false },
+    /** Only the REST table (no MCP, no metering section): for quick comparisons. */
+    'rest-only': { type: 'boolean', default: false },
   },
 });
 const releasesDir = path.resolve(values.releases);
@@ -247,6 +249,7 @@ async function main(): Promise<void> {
       console.log(`| ${name} | ${f(srv)} | ${f(lim)} | ${f(ratio, 2)} | ${f(p50, 2)} | ${f(p99, 2)} |`);
     }
     console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
+    if (values['rest-only']) return;
     // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
     const ips = list[0]!.paths.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
     const mcp = await benchToolsCall({ base, key, ips, seconds, runs, connections, ...(pin && { cpu: 1 }) });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { loadSettings, type SettingName, type Settings } from '../../shared/config.js';
 import { serve } from '../../server/cli.js';
@@ -80,6 +81,7 @@ export async function get(
 
 export interface MeteredServer {
   url: string;
+  app: FastifyInstance;
   services: ServerServices;
   settings: Settings;
   get(urlPath: string, options?: { key?: string | null; headers?: Record<string, string> }): Promise<Answer>;
@@ -113,9 +115,9 @@ export async function startMeteredServer(
     },
   );
   // The same wiring as `server serve` (stores, meter, release store, app), in this process.
-  const { url, services, stop: close } = await serve(settings, () => {});
+  const { url, app, services, stop: close } = await serve(settings, () => {});
   t.teardown(close);
-  return { url, services, settings, close, get: (p, o) => get(url + p, o) };
+  return { url, app, services, settings, close, get: (p, o) => get(url + p, o) };
 }
 
 export interface SpawnedServer {

@@ -14,7 +14,10 @@ t.test('requests during close', async (t) => {
     },
     accounts: { verifyKey: async () => null, ping: async () => {} },
   });
+  let arrived!: () => void;
+  const slowArrived = new Promise<void>((resolve) => (arrived = resolve));
   app.get('/slow', async () => {
+    arrived();
     await new Promise((resolve) => setTimeout(resolve, 400));
     return 'done';
   });
@@ -24,7 +27,7 @@ t.test('requests during close', async (t) => {
   t.teardown(() => client.destroy());
 
   const slow = client.request({ path: '/slow', method: 'GET' });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await slowArrived; // close starts while that request is in flight, however slow the machine
   const closing = app.close();
   await new Promise((resolve) => setTimeout(resolve, 50));
   const late = await client.request({ path: '/health', method: 'GET' });

@@ -1,0 +1,155 @@
+/**
+ * The fast lane (server/fast-lane.ts) answers plain lookups in front of Fastify. Two metered
+ * servers with their own accounts stores, one with FAST_LANE=on and one with FAST_LANE=off, get the
+ * same requests in the same order: every response must be the same (status, body, every header but
+ * the request id and the date), and the lane must have answered exactly the plain successful ones.
+ */
+import t, { type Test } from 'tap';
+import path from 'node:path';
+import { openAccountsStore } from '../../server/accounts/index.js';
+import { createTestKey } from '../helpers/accounts.js';
+import { startMeteredServer, type MeteredServer } from '../helpers/limits.js';
+import { startTestServer } from '../helpers/test-server.js';
+import { matchFastRoute } from '../../server/fast-lane.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** [path, taken by the lane] in request order; the repeats hit the lookup_ip answer cache. */
+const REQUESTS: Array<[string, boolean]> = [
+  ['/v1/ip/1.1.1.1', true],
+  ['/v1/ip/1.1.1.1', true],
+  ['/v1/ip/23.228.249.10', true],
+  ['/v1/ip/2600:9000:3001:a400:9:6f0a:3c00:93a1', true],
+  ['/v1/ip/::ffff:1.1.1.1', true],
+  ['/v1/ip/10.0.0.1', true], // a bogon: answered, not counted
+  ['/v1/ip/23.228.249.10/domains', true],
+  ['/v1/domain/example.com/history', true],
+  ['/v1/domain/not-covered.example/history', true],
+  ['/v1/domain/example.com/hosting', true],
+  ['/v1/asn/13335', true],
+  ['/v1/asn/AS13335', true],
+  ['/v1/asn/64512', true],
+  ['/v1/ip/1.1.1.1', true],
+  // Everything below goes to Fastify: errors, query strings, encoded paths, other routes.
+  ['/v1/ip/1.2.3.0%2F24', false],
+  ['/v1/ip/999.1.1.1', false],
+  ['/v1/ip/10.0.0.1/domains', false],
+  ['/v1/domain/localhost/history', false],
+  ['/v1/asn/abc', false],
+  ['/v1/asn/13335?limit=1', false],
+  ['/v1/domain/example.com/history?limit=2', false],
+  ['/v1/ip/1.1.1.1/', false],
+  ['/v1/openapi.json', false],
+  ['/v1/ip/1.1.1.1', true],
+];
+
+async function metered(t: Test, fastLane: 'on' | 'off') {
+  const file = path.join(t.testdir({}), 'accounts.sqlite');
+  const store = openAccountsStore(file);
+  const key = await createTestKey(store, {});
+  await store.close();
+  const server = await startMeteredServer(t, {
+    ACCOUNTS_DB: file,
+    FAST_LANE: fastLane,
+    FREE_REQUESTS_PER_MINUTE: 1000,
+    FREE_MONTHLY_QUOTA: 5000,
+  });
+  return { server, key: key.key };
+}
+
+/** The headers but the request id, the date and the seconds to the next minute (they move on). */
+function comparable(headers: Record<string, string>): Record<string, string> {
+  const { 'x-request-id': _id, date: _date, 'x-ratelimit-reset': reset, ...rest } = headers;
+  return reset === undefined
+    ? rest
+    : { ...rest, 'x-ratelimit-reset': Number(reset) >= 1 && Number(reset) <= 60 ? 'in 1..60' : reset };
+}
+
+t.test('the lane and Fastify give the same responses, and the lane takes only plain lookups', async (t) => {
+  const on = await metered(t, 'on');
+  const off = await metered(t, 'off');
+  let taken = 0;
+  const ask = (s: { server: MeteredServer; key: string }, p: string, key?: string) =>
+    s.server.get(p, { key: key ?? s.key });
+  for (const [p, lane] of REQUESTS) {
+    const a = await ask(on, p);
+    const b = await ask(off, p);
+    t.equal(a.status, b.status, `${p}: status`);
+    t.equal(a.text, b.text, `${p}: body`);
+    t.same(comparable(a.headers), comparable(b.headers), `${p}: headers`);
+    t.match(a.headers['x-request-id'], UUID, `${p}: a request id`);
+    if (lane) taken += 1;
+    t.equal(
+      on.server.app.fastLaneAnswered(),
+      taken,
+      `${p}: ${lane ? 'answered by the lane' : 'left to Fastify'}`,
+    );
+  }
+  t.equal(off.server.app.fastLaneAnswered(), 0, 'FAST_LANE=off: the lane answers nothing');
+
+  // Refused keys and browser requests are Fastify's to answer, with the same bodies.
+  const refusals: Array<
+    [string, (key: string) => { key?: string | null; headers?: Record<string, string> }]
+  > = [
+    ['unknown key', () => ({ key: 'sk_notakey' })],
+    ['no key', () => ({ key: null })],
+    ['foreign origin', (key) => ({ key, headers: { origin: 'https://elsewhere.example' } })],
+  ];
+  for (const [label, options] of refusals) {
+    const a = await on.server.get('/v1/ip/1.1.1.1', options(on.key));
+    const b = await off.server.get('/v1/ip/1.1.1.1', options(off.key));
+    t.equal(a.status, b.status, `${label}: status ${b.status}`);
+    t.equal(a.text, b.text, `${label}: body`);
+  }
+  t.equal(on.server.app.fastLaneAnswered(), taken, 'none of those took the lane');
+
+  // The same units were counted: the next answer shows the same usage on both.
+  const a = await ask(on, '/v1/ip/1.1.1.1');
+  const b = await ask(off, '/v1/ip/1.1.1.1');
+  t.equal(a.headers['x-quota-used'], b.headers['x-quota-used']);
+  // 14 lane answers counted (not the bogon), the two 200s with a query string, and this one.
+  t.equal(a.headers['x-quota-used'], '17', 'the bogon and the refusals were not counted');
+});
+
+t.test('a request id sent by the client is kept, and the lane logs the request line', async (t) => {
+  const server = await startTestServer(t);
+  const r = await server.get('/v1/ip/1.1.1.1', { headers: { 'x-request-id': 'client-id-42' } });
+  t.equal(r.status, 200);
+  t.equal(r.headers['x-request-id'], 'client-id-42');
+  t.equal(server.app.fastLaneAnswered(), 1, 'answered by the lane');
+  const line = server.logs
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.reqId === 'client-id-42');
+  t.match(line, {
+    level: 30,
+    reqId: 'client-id-42',
+    method: 'GET',
+    url: '/v1/ip/1.1.1.1',
+    statusCode: 200,
+    msg: 'request completed',
+  });
+  t.type(line?.responseTime, 'number');
+});
+
+t.test('matchFastRoute: the plain lookup paths and nothing else', async (t) => {
+  const param = (url: string) => matchFastRoute(url)?.param ?? null;
+  t.equal(param('/v1/ip/1.1.1.1'), '1.1.1.1');
+  t.equal(param('/v1/ip/2001:db8::1/domains'), '2001:db8::1');
+  t.equal(param('/v1/domain/example.com/history'), 'example.com');
+  t.equal(param('/v1/domain/example.com/hosting'), 'example.com');
+  t.equal(param('/v1/asn/AS13335'), 'AS13335');
+  for (const url of [
+    '/v1/ip/',
+    '/v1/ip/1.1.1.1/',
+    '/v1/ip/1.1.1.1?x=1',
+    '/v1/ip/1.1.1.1/other',
+    '/v1/domain/example.com',
+    '/v1/domain/ex%C3%A4mple.com/history',
+    '/v1/ping',
+    '/v1/openapi.json',
+    '/health',
+    `/v1/domain/${'a'.repeat(300)}.com/history`,
+  ]) {
+    t.equal(matchFastRoute(url), null, `${url.slice(0, 40)}: not for the lane`);
+  }
+});
