@@ -94,8 +94,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('principal', null);
   app.decorateRequest('billable', true);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are plain callbacks, not async functions: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
   const closing = refuseWhileClosing(app);
   app.addHook('onRequest', trailingSlashRedirect);

@@ -3,7 +3,7 @@
  * with any other `Origin` gets 403 `{detail: "Forbidden"}`; one from the console gets CORS headers
  * (and a preflight answer) so the console's Playground can read responses and limit headers.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { sendJson } from './send-json.js';
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type';
@@ -40,16 +40,22 @@ export function consoleOrigin(consoleUrl: string): string | null {
 }
 
 export function browserOriginHook(allowedOrigin: string | null) {
-  return async function checkOrigin(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // Callback style (no promise per request); a 403 ends the request without calling done.
+  return function checkOrigin(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
     reply.header('vary', 'Origin');
     const origin = request.headers.origin;
-    if (origin === undefined) return;
+    if (origin === undefined) return done();
     if (origin !== allowedOrigin) {
       sendJson(reply, { detail: 'Forbidden' }, 403);
-      return reply;
+      return;
     }
     reply.header('access-control-allow-origin', origin);
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    done();
   };
 }
 

@@ -15,15 +15,13 @@ export function refuseWhileClosing(app: FastifyInstance): () => boolean {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    throw new ApiError(
-      'service_unavailable',
-      'the server is shutting down: retry after Retry-After seconds',
-      {
+    done(
+      new ApiError('service_unavailable', 'the server is shutting down: retry after Retry-After seconds', {
         retryAfter: CLOSING_RETRY_AFTER_SECONDS,
-      },
+      }),
     );
   });
   return () => closing;

@@ -9,6 +9,7 @@
  * - onResponse: a reservation still unsettled (the client went away first) is released.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyPrincipal } from '../accounts/index.js';
 import type { Meter, Reservation } from '../metering.js';
 import { MeterRefusal } from './meter.js';
 
@@ -22,9 +23,9 @@ declare module 'fastify' {
 export function registerRestMetering(app: FastifyInstance, meter: Meter): void {
   app.decorateRequest('reservation', null);
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = request.principal;
-    if (principal === null || request.reservation !== null) return;
+  // Callback-style hooks that settle at once on the unmetered routes (MCP, /health, docs), and
+  // return a promise only when there is a unit to wait for.
+  const reserve = async (request: FastifyRequest, reply: FastifyReply, principal: KeyPrincipal) => {
     try {
       const reservation = await meter.reserve(principal);
       request.reservation = reservation;
@@ -33,22 +34,35 @@ export function registerRestMetering(app: FastifyInstance, meter: Meter): void {
       if (error instanceof MeterRefusal) reply.headers(error.headers);
       throw error;
     }
+  };
+  app.addHook('preHandler', (request, reply, done) => {
+    const principal = request.principal;
+    if (principal === null || request.reservation !== null) return done();
+    return reserve(request, reply, principal);
   });
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const reservation = request.reservation;
-    if (reservation === null) return payload;
-    request.reservation = null;
+  const settle = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    reservation: Reservation,
+    payload: unknown,
+  ) => {
     if (reply.statusCode === 200 && request.billable) await reservation.commit();
     else await reservation.release();
     reply.headers(reservation.headers);
     return payload;
+  };
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const reservation = request.reservation;
+    if (reservation === null) return done(null, payload);
+    request.reservation = null;
+    return settle(request, reply, reservation, payload);
   });
 
-  app.addHook('onResponse', async (request: FastifyRequest) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     const reservation = request.reservation;
-    if (reservation === null) return;
+    if (reservation === null) return done();
     request.reservation = null;
-    await reservation.release();
+    return reservation.release();
   });
 }

@@ -133,9 +133,17 @@ function answerOf(body: LookupIpResponse): CachedAnswer {
 /**
  * Answers kept per release (the most recently asked, see RecentCache): a lookup_ip answer depends
  * only on the release and the address, and a popular address is asked again and again. At about
- * 3 KB of JSON each (2.5 KB of it the release blocks), 8,192 answers stay under 30 MB.
+ * 4 KB of JSON each (2.5 KB of it the release blocks), 8,192 answers stay near 40 MB. An answer is
+ * kept only when its address is asked a second time while the last LOOKUP_IP_CACHE_ENTRIES
+ * addresses asked are remembered: traffic spread over many addresses then adds no garbage.
  */
 export const LOOKUP_IP_CACHE_ENTRIES = 8192;
+
+interface AnswerCache {
+  answers: RecentCache<string, CachedAnswer>;
+  /** Addresses asked once recently (the admission filter). */
+  asked: RecentCache<string, true>;
+}
 
 /**
  * lookupIp with its JSON, from the per-release cache when the same `ip` text was asked recently.
@@ -145,15 +153,15 @@ export function lookupIpAnswer(releaseOrNull: Release | null, params: LookupIpPa
   if (releaseOrNull === null) {
     return answerOf(lookupIp(null, params));
   }
-  const cache = perRelease(
-    releaseOrNull,
-    'lookup_ip answers',
-    () => new RecentCache<string, CachedAnswer>(LOOKUP_IP_CACHE_ENTRIES / 2),
-  );
-  const answer = cache.get(params.ip);
+  const cache = perRelease<AnswerCache>(releaseOrNull, 'lookup_ip answers', () => ({
+    answers: new RecentCache(LOOKUP_IP_CACHE_ENTRIES / 2),
+    asked: new RecentCache(LOOKUP_IP_CACHE_ENTRIES / 2),
+  }));
+  const answer = cache.answers.get(params.ip);
   if (answer === undefined) {
     const fresh = answerOf(lookupIp(releaseOrNull, params));
-    cache.set(params.ip, fresh);
+    if (cache.asked.get(params.ip) === undefined) cache.asked.set(params.ip, true);
+    else cache.answers.set(params.ip, fresh);
     return fresh;
   }
   answer.bytes ??= Buffer.from(answer.json);
