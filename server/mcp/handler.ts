@@ -22,6 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../shared/errors.js';
+import { escapedResponseJson } from '../../shared/queries/index.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
@@ -293,6 +294,19 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   let fastAnswered = 0;
+  /** The result's content and structuredContent as UTF-8, per cached lookup_ip answer. */
+  const heads = new WeakMap<object, Buffer>();
+  const resultHead = (answer: NonNullable<ReturnType<typeof answerNow>>): Buffer => {
+    let head = answer.cached ? heads.get(answer.body) : undefined;
+    if (head === undefined) {
+      const text = escapedResponseJson(answer.body, answer.json);
+      head = Buffer.from(
+        `{"result":{"content":[{"type":"text","text":${text}}],"structuredContent":${answer.json}`,
+      );
+      if (answer.cached) heads.set(answer.body, head);
+    }
+    return head;
+  };
   /** What the SDK's result carries besides content and structuredContent, per era. */
   const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}}`;
 
@@ -329,13 +343,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     if (answer.billable) await reservation.commit();
     else await reservation.release();
     fastAnswered += 1;
-    const body =
-      `{"result":{"content":[{"type":"text","text":${JSON.stringify(answer.json)}}],"structuredContent":${answer.json}` +
-      `${call.modern ? modernTail : '}'},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
+    const tail = `${call.modern ? modernTail : '}'},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
     return {
       status: 200,
       headers: { ...reservation.headers, 'content-type': 'application/json' },
-      body: Buffer.from(body),
+      body: Buffer.concat([resultHead(answer), Buffer.from(tail)]),
     };
   }
 

@@ -355,12 +355,19 @@ export function answerNow(
   tool: ToolName,
   rawArgs: unknown,
   maxPageSize: number = MAX_LIMIT,
-): { json: string; billable: boolean; pageSize: number } | null {
+): { json: string; body: object; billable: boolean; pageSize: number; cached?: boolean } | null {
   try {
     const release = deps.releases.current();
     if (tool === 'lookup_ip') {
       const answer = lookupIpAnswer(release, { ip: parseArguments('lookup_ip', rawArgs).ip });
-      return { json: answer.json, billable: answer.body.is_bogon !== true, pageSize: 0 };
+      // `cached`: the answer object, the same for every call of a recently asked address.
+      return {
+        json: answer.json,
+        body: answer.body,
+        billable: answer.body.is_bogon !== true,
+        pageSize: 0,
+        cached: true,
+      };
     }
     const definition = TOOLS[tool] as ToolDefinition<ToolName>;
     let pageSize = 0;
@@ -368,7 +375,7 @@ export function answerNow(
       pageSize = requested;
       return Math.min(requested, maxPageSize);
     });
-    return { json: responseJson(body), billable: definition.billable?.(body) !== false, pageSize };
+    return { json: responseJson(body), body, billable: definition.billable?.(body) !== false, pageSize };
   } catch {
     return null;
   }

@@ -88,6 +88,28 @@ export function responseJson(response: object): string {
   return head.length === 2 ? `{${blocksJson}}` : `${head.slice(0, -1)},${blocksJson}}`;
 }
 
+/**
+ * JSON.stringify(json) for `json = responseJson(response)`: the response as a JSON string value
+ * (the text of an MCP tool result). The release blocks' part is escaped once per release.
+ */
+export function escapedResponseJson(response: object, json: string): string {
+  const coverage = (response as { coverage?: unknown }).coverage;
+  const blocksJson = coverage === undefined ? undefined : BLOCKS_JSON.get(coverage as object);
+  if (blocksJson === undefined) return JSON.stringify(json);
+  // json is `{head…,` or `{`, then the blocks and `}`; escaping works character by character.
+  const cut = json.length - blocksJson.length - 1;
+  if (cut < 1 || !json.startsWith(blocksJson, cut) || !json.endsWith('}')) return JSON.stringify(json);
+  let tail = ESCAPED_BLOCKS.get(coverage as object);
+  if (tail === undefined) {
+    tail = JSON.stringify(`${blocksJson}}`).slice(1);
+    ESCAPED_BLOCKS.set(coverage as object, tail);
+  }
+  return JSON.stringify(json.slice(0, cut)).slice(0, -1) + tail;
+}
+
+/** coverage object -> its blocks escaped as part of a JSON string, with `}` and the closing quote. */
+const ESCAPED_BLOCKS = new WeakMap<object, string>();
+
 /** coverage object of an open release -> its serialised blocks (weak: dies with the release). */
 const BLOCKS_JSON = new WeakMap<object, string>();
 

@@ -18,4 +18,4 @@ export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
 export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
 export { warmLookupIp } from './lookup-ip.js';
-export { responseJson } from './common.js';
+export { escapedResponseJson, responseJson } from './common.js';
