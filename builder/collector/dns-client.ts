@@ -12,6 +12,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import { readAnswer, type ReadAnswer } from './answer.js';
+import { readSimpleResponse } from './response.js';
 
 export type QueryType = 'A' | 'AAAA' | 'PTR';
 
@@ -302,6 +303,13 @@ export class DnsClient {
     const p = this.byId[id];
     if (p === undefined) {
       this.stats.stray++;
+      return;
+    }
+    // The common shape without dns-packet's objects; anything else is decoded fully below.
+    const simple = p.packet === null ? null : readSimpleResponse(msg, p.packet);
+    if (simple !== null) {
+      this.byId[id] = undefined;
+      this.finish(p, readAnswer(simple.rcode, simple.records, p.name, p.type, true), false);
       return;
     }
     let packet: dnsPacket.DecodedPacket;
