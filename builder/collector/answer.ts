@@ -37,9 +37,15 @@ export function plainName(name: string): string {
  * The values and CNAME chain of a NOERROR answer for (qname, qtype): follows CNAME records from
  * the queried name and takes the records of qtype owned by the last name of the chain. Records of
  * other names (glue, unrelated data) are ignored. Positive when at least one value, else nodata;
- * malformed when a value is not an address of the type or the chain loops.
+ * malformed when a value is not an address of the type or the chain loops. `canonical`: the A and
+ * AAAA data are already canonical addresses (formatted from their bytes, response.ts).
  */
-export function readNoError(records: AnswerRecord[], qname: string, qtype: 'A' | 'AAAA' | 'PTR'): ReadAnswer {
+export function readNoError(
+  records: AnswerRecord[],
+  qname: string,
+  qtype: 'A' | 'AAAA' | 'PTR',
+  canonical = false,
+): ReadAnswer {
   const cnames: string[] = [];
   let owner = plainName(qname);
   for (let step = 0; ; step++) {
@@ -62,7 +68,8 @@ export function readNoError(records: AnswerRecord[], qname: string, qtype: 'A' |
     if (r.type !== qtype || plainName(r.name) !== owner) continue;
     if (typeof r.data !== 'string') return { outcome: 'malformed', values: [], cnames };
     let value: string | null;
-    if (qtype === 'A') value = IPV4_RE.test(r.data) ? r.data : null;
+    if (canonical && qtype !== 'PTR') value = r.data;
+    else if (qtype === 'A') value = IPV4_RE.test(r.data) ? r.data : null;
     else if (qtype === 'AAAA') value = r.data.includes(':') ? canonicalIp(r.data) : null;
     else value = r.data === '' ? null : plainName(r.data);
     if (value === null) return { outcome: 'malformed', values: [], cnames };
@@ -82,10 +89,11 @@ export function readAnswer(
   records: AnswerRecord[],
   qname: string,
   qtype: 'A' | 'AAAA' | 'PTR',
+  canonical = false,
 ): ReadAnswer {
-  if (rcode === 'NOERROR') return readNoError(records, qname, qtype);
+  if (rcode === 'NOERROR') return readNoError(records, qname, qtype, canonical);
   if (rcode === 'NXDOMAIN') {
-    const chain = readNoError(records, qname, qtype);
+    const chain = readNoError(records, qname, qtype, canonical);
     return { outcome: 'nxdomain', values: [], cnames: chain.cnames };
   }
   return { outcome: 'servfail', values: [], cnames: [] };

@@ -12,7 +12,7 @@
 import type { StateDb } from '../state.js';
 import { parseIp } from '../../shared/ip.js';
 import { outcomeClass } from '../../shared/vocabulary.js';
-import type { DnsClient, DnsClientStats } from './dns-client.js';
+import type { DnsClientStats, QueryClient } from './dns-client.js';
 import { emptyOutcomes, pumpQueries, type OutcomeCounts } from './query-pump.js';
 
 export interface PtrSummary {
@@ -52,7 +52,7 @@ const OBSERVED_IPS = `SELECT DISTINCT j.value AS ip FROM dns_state, json_each(dn
 
 export async function collectPtr(
   db: StateDb,
-  client: DnsClient,
+  client: QueryClient,
   roundId: number,
   options: PtrOptions,
   now: () => number,
@@ -138,7 +138,7 @@ export async function collectPtr(
         total: target,
         answeredBefore: resumed,
         outcomes,
-        queueAhead: options.maxInFlight * 2,
+        queueAhead: options.maxInFlight * 4,
         signal: options.signal,
         progress: options.progress,
         progressEveryMs: options.progressEveryMs,

@@ -4,7 +4,7 @@
  * and the time left.
  */
 import { OUTCOMES, type Outcome } from '../../shared/vocabulary.js';
-import type { DnsClient, QueryResult, QueryType } from './dns-client.js';
+import type { QueryClient, QueryResult, QueryType } from './dns-client.js';
 
 export type OutcomeCounts = Record<Outcome, number>;
 
@@ -44,7 +44,7 @@ export interface PumpResult {
  * onResult, in the order the answers arrive.
  */
 export function pumpQueries<T>(
-  client: DnsClient,
+  client: QueryClient,
   next: () => { name: string; type: QueryType; tag: T } | null,
   onResult: (tag: T, name: string, type: QueryType, result: QueryResult) => void,
   options: PumpOptions,

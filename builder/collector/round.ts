@@ -16,7 +16,8 @@ import type { ObservationRecord } from '../sources/types.js';
 import { normalizeDomain } from '../../shared/domain.js';
 import type { Outcome } from '../../shared/vocabulary.js';
 import { nowEpoch } from '../../shared/time.js';
-import { DnsClient, type DnsClientStats, type ResolverAddress } from './dns-client.js';
+import type { DnsClientStats, QueryClient, ResolverAddress } from './dns-client.js';
+import { WorkerDnsClient } from './worker-client.js';
 import { emptyOutcomes, pumpQueries, type OutcomeCounts } from './query-pump.js';
 import { collectPtr, type PtrSummary } from './ptr.js';
 
@@ -147,7 +148,8 @@ export async function collectRound(db: StateDb, options: CollectOptions): Promis
       .run(startedAt, resolverText, names!.length).lastInsertRowid as number;
     round = { id: Number(id), started_at: startedAt, phase: 'forward', names: names!.length };
   }
-  const client = new DnsClient({
+  // The sockets in a worker thread (worker-client.ts, docs/decisions/0010-collector-worker.md).
+  const client = new WorkerDnsClient({
     resolver: options.resolver,
     timeoutMs: options.timeoutMs,
     retries: options.retries,
@@ -184,7 +186,7 @@ export async function collectRound(db: StateDb, options: CollectOptions): Promis
 
 async function collectForward(
   db: StateDb,
-  client: DnsClient,
+  client: QueryClient,
   round: RoundRow,
   names: string[],
   options: CollectOptions,
@@ -250,7 +252,7 @@ async function collectForward(
         total,
         answeredBefore: resumedAnswers,
         outcomes,
-        queueAhead: options.maxInFlight * 2,
+        queueAhead: options.maxInFlight * 4,
         signal: options.signal,
         progress: options.progress,
         progressEveryMs: options.progressEveryMs,

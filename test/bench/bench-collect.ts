@@ -106,7 +106,11 @@ async function main(): Promise<void> {
 
     // One full round through the CLI.
     started = performance.now();
+    // COLLECT_NODE_ARGS: node options for the collector process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+    // (NODE_OPTIONS refuses --cpu-prof).
+    const nodeArgs = (process.env.COLLECT_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
     const args = [
+      ...nodeArgs,
       builder,
       '--state-dir',
       stateDir,
