@@ -202,15 +202,7 @@ export function readNameMap(db: Database.Database): Int32Array {
 /** Reads every interval of the state and puts them in release order. */
 export function readIntervals(db: Database.Database, nameToDomain: Int32Array, shared = false): Intervals {
   const rows = new Growable();
-  const ids = new Map<string, number>();
-  const intern = (value: string): number => {
-    let id = ids.get(value);
-    if (id === undefined) {
-      id = ids.size;
-      ids.set(value, id);
-    }
-    return id;
-  };
+  const numbers = new ValueNumbers();
   const domainOf = (nameId: number): number => (nameId < nameToDomain.length ? nameToDomain[nameId]! : 0);
 
   const ended = db.prepare(
@@ -221,7 +213,7 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
   >) {
     const domain = domainOf(r[0]);
     if (domain === 0) continue;
-    rows.push(domain, intern(r[2]), rtypeBit(r[1]), r[3], r[4], r[5]);
+    rows.push(domain, numbers.of(r[2]), rtypeBit(r[1]), r[3], r[4], r[5]);
   }
 
   // dns_state, READ_ROWS rows per query, their columns joined into three strings by SQLite.
@@ -246,30 +238,36 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
       string | null,
     ];
     if (count === 0) continue;
-    const numbers = JSON.parse(`[${head!}]`) as Array<number | null>;
-    const vals = JSON.parse(`[${valsText!}]`) as string[][];
+    const head3 = JSON.parse(`[${head!}]`) as Array<number | null>;
     const firsts = JSON.parse(`[${firstsText!}]`) as number[][];
+    // The vals arrays are scanned in place, not parsed: each address is numbered straight from
+    // the text (JSON.parse made a string of each of the millions of addresses, to look it up).
+    const vals = new JsonArraysOfText(valsText!);
     for (let i = 0; i < count; i++) {
-      const nameId = numbers[i * 3]!;
-      const aaaa = numbers[i * 3 + 1]!;
+      const nameId = head3[i * 3]!;
+      const aaaa = head3[i * 3 + 1]!;
       if (aaaa < 0) throw new Error(`dns_state row of name id ${nameId} has an unknown record type`);
       const domain = nameId <= maxName ? nameToDomain[nameId]! : 0;
-      if (domain === 0) continue;
-      const positive = numbers[i * 3 + 2];
+      if (domain === 0) {
+        vals.next(null);
+        continue;
+      }
+      const positive = head3[i * 3 + 2];
       if (positive === null || positive === undefined)
         throw new Error(`dns_state row of name id ${nameId} has addresses but no last_positive`);
-      const v = vals[i]!;
+      const v = vals.next(numbers);
       const f = firsts[i]!;
       const n = Math.min(v.length, f.length);
-      for (let j = 0; j < n; j++) rows.push(domain, intern(v[j]!), aaaa, f[j]!, positive, NaN);
+      for (let j = 0; j < n; j++) rows.push(domain, v[j]!, aaaa, f[j]!, positive, NaN);
     }
+    vals.end();
   }
 
   // Value numbers in byte order (the addresses are ASCII: JavaScript's order is SQLite's).
-  const values = sortAscii([...ids.keys()]);
+  const values = sortAscii(numbers.texts());
   const rank = new Int32Array(values.length);
-  for (let i = 0; i < values.length; i++) rank[ids.get(values[i]!)!] = i;
-  ids.clear();
+  for (let i = 0; i < values.length; i++) rank[numbers.of(values[i]!)] = i;
+  numbers.clear();
   for (let i = 0; i < rows.count; i++) rows.value[i] = rank[rows.value[i]!]!;
 
   const n = rows.count;
@@ -306,6 +304,204 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
     ended: endedSorted,
     values,
   };
+}
+
+/**
+ * The value of a canonical dotted-quad IPv4 address in text[start, end) (no leading zeros, each
+ * part at most 255), or -1 for any other text.
+ */
+export function canonicalIpv4(text: string, start: number, end: number): number {
+  let value = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return -1; // leading zero
+      part = part * 10 + (c - 48);
+      if (++digits > 3) return -1;
+    } else if (c === 46) {
+      if (digits === 0 || part > 255 || ++dots > 3) return -1;
+      value = value * 256 + part;
+      part = 0;
+      digits = 0;
+    } else return -1;
+  }
+  if (digits === 0 || part > 255 || dots !== 3) return -1;
+  return value * 256 + part;
+}
+
+/**
+ * Numbers for address texts, given out in first-seen order: canonical IPv4 addresses are found by
+ * their 32-bit value in an open-addressing table (no string made to look one up), other texts in
+ * a Map.
+ */
+export class ValueNumbers {
+  private bits = 20;
+  private keys = new Int32Array(1 << 20);
+  private ids = new Int32Array(1 << 20).fill(-1);
+  /** Per number: the IPv4 value, or -1 when the text is in `other`. */
+  private ipv4: Float64Array = new Float64Array(1 << 16);
+  private readonly other = new Map<string, number>();
+  private readonly otherTexts: string[] = [];
+  count = 0;
+
+  of(text: string): number {
+    return this.inText(text, 0, text.length);
+  }
+
+  /** The number of text[start, end). */
+  inText(text: string, start: number, end: number): number {
+    const ip = canonicalIpv4(text, start, end);
+    if (ip < 0) {
+      const slice = start === 0 && end === text.length ? text : text.slice(start, end);
+      let id = this.other.get(slice);
+      if (id === undefined) {
+        // Kept as a copy: a slice would keep the whole chunk of text it is in alive.
+        const key = slice === text ? text : Buffer.from(slice).toString();
+        id = this.add(-1);
+        this.other.set(key, id);
+        this.otherTexts.push(key);
+      }
+      return id;
+    }
+    const key = ip | 0;
+    const mask = this.keys.length - 1;
+    for (let h = Math.imul(key, 0x9e3779b1) >>> (32 - this.bits); ; h = (h + 1) & mask) {
+      const id = this.ids[h]!;
+      if (id === -1) {
+        const added = this.add(ip);
+        this.keys[h] = key;
+        this.ids[h] = added;
+        if (++this.usedSlots * 2 > this.keys.length) this.grow();
+        return added;
+      }
+      if (this.keys[h] === key) return id;
+    }
+  }
+
+  private usedSlots = 0;
+
+  private add(ip: number): number {
+    if (this.count === this.ipv4.length) {
+      const bigger = new Float64Array(this.count * 2);
+      bigger.set(this.ipv4);
+      this.ipv4 = bigger;
+    }
+    this.ipv4[this.count] = ip;
+    return this.count++;
+  }
+
+  private grow(): void {
+    const { keys, ids } = this;
+    this.bits++;
+    this.keys = new Int32Array(1 << this.bits);
+    this.ids = new Int32Array(1 << this.bits).fill(-1);
+    const mask = this.keys.length - 1;
+    for (let i = 0; i < keys.length; i++) {
+      if (ids[i] === -1) continue;
+      let h = Math.imul(keys[i]!, 0x9e3779b1) >>> (32 - this.bits);
+      while (this.ids[h] !== -1) h = (h + 1) & mask;
+      this.keys[h] = keys[i]!;
+      this.ids[h] = ids[i]!;
+    }
+  }
+
+  /** The text of each number, in number order. */
+  texts(): string[] {
+    const texts = new Array<string>(this.count);
+    let k = 0;
+    for (let id = 0; id < this.count; id++) {
+      const ip = this.ipv4[id]!;
+      texts[id] =
+        ip < 0
+          ? this.otherTexts[k++]!
+          : `${Math.floor(ip / 16777216)}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
+    }
+    return texts;
+  }
+
+  clear(): void {
+    this.keys = new Int32Array(0);
+    this.ids = new Int32Array(0);
+    this.ipv4 = new Float64Array(0);
+    this.other.clear();
+    this.otherTexts.length = 0;
+  }
+}
+
+/**
+ * Reads `[…],[…],…` (group_concat of JSON arrays of strings) one array at a time, numbering the
+ * strings without making a string of each.
+ */
+export class JsonArraysOfText {
+  private at = 0;
+  private readonly ids: number[] = [];
+
+  constructor(private readonly text: string) {}
+
+  /** The numbers of the next array's strings (null: skip it); the array returned is reused. */
+  next(numbers: ValueNumbers | null): number[] {
+    const { text } = this;
+    const ids = this.ids;
+    ids.length = 0;
+    let i = this.skipSpace(this.at);
+    if (i < text.length && text.charCodeAt(i) === 44 && i > 0) i = this.skipSpace(i + 1); // ','
+    if (text.charCodeAt(i) !== 91) throw this.error(i, "'['");
+    i = this.skipSpace(i + 1);
+    if (text.charCodeAt(i) === 93) {
+      this.at = i + 1;
+      return ids;
+    }
+    for (;;) {
+      if (text.charCodeAt(i) !== 34) throw this.error(i, 'a string');
+      const start = i + 1;
+      let end = start;
+      let escaped = false;
+      for (; end < text.length; end++) {
+        const c = text.charCodeAt(end);
+        if (c === 34) break;
+        if (c === 92) {
+          escaped = true;
+          end++;
+        }
+      }
+      if (end >= text.length) throw this.error(start, 'the end of a string');
+      if (numbers) {
+        if (escaped) ids.push(numbers.of(JSON.parse(text.slice(start - 1, end + 1)) as string));
+        else ids.push(numbers.inText(text, start, end));
+      }
+      i = this.skipSpace(end + 1);
+      const c = text.charCodeAt(i);
+      if (c === 93) break;
+      if (c !== 44) throw this.error(i, "',' or ']'");
+      i = this.skipSpace(i + 1);
+    }
+    this.at = i + 1;
+    return ids;
+  }
+
+  /** Throws unless everything was read. */
+  end(): void {
+    if (this.skipSpace(this.at) !== this.text.length) throw this.error(this.at, 'the end');
+  }
+
+  private skipSpace(i: number): number {
+    const { text } = this;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13) break;
+      i++;
+    }
+    return i;
+  }
+
+  private error(at: number, expected: string): Error {
+    return new Error(
+      `dns_state vals: expected ${expected} at ${JSON.stringify(this.text.slice(at, at + 40))}`,
+    );
+  }
 }
 
 /**
