@@ -641,8 +641,11 @@ export function writeIntervals(db: Database.Database, iv: Intervals): void {
  * The intervals of each address, in (domain id, first_observed, …) order: `rows` lists interval
  * indexes grouped by value, `start[v]..start[v + 1]` those of value v.
  */
-export function intervalsByValue(iv: Intervals): { start: Int32Array; rows: Int32Array } {
-  const start = new Int32Array(iv.values.length + 1);
+export function intervalsByValue(
+  iv: IntervalArrays,
+  valueCount: number,
+): { start: Int32Array; rows: Int32Array } {
+  const start = new Int32Array(valueCount + 1);
   for (let i = 0; i < iv.count; i++) start[iv.value[i]! + 1]!++;
   for (let v = 1; v < start.length; v++) start[v]! += start[v - 1]!;
   const at = start.slice();
