@@ -332,19 +332,52 @@ export function canonicalIpv4(text: string, start: number, end: number): number 
   return value * 256 + part;
 }
 
+/** Open addressing: a power-of-two table of 32-bit keys and the numbers stored under them. */
+class IntTable {
+  bits = 16;
+  keys = new Int32Array(1 << 16);
+  /** -1: empty slot. */
+  values = new Int32Array(1 << 16).fill(-1);
+  used = 0;
+
+  /** First slot to probe for a key. */
+  slot(key: number): number {
+    return Math.imul(key, 0x9e3779b1) >>> (32 - this.bits);
+  }
+
+  /** Stores at an empty slot found by probing; grows the table past half full. */
+  set(slot: number, key: number, value: number): void {
+    this.keys[slot] = key;
+    this.values[slot] = value;
+    if (++this.used * 2 <= this.keys.length) return;
+    const { keys, values } = this;
+    this.bits++;
+    this.keys = new Int32Array(1 << this.bits);
+    this.values = new Int32Array(1 << this.bits).fill(-1);
+    const mask = this.keys.length - 1;
+    for (let i = 0; i < keys.length; i++) {
+      if (values[i] === -1) continue;
+      let h = this.slot(keys[i]!);
+      while (this.values[h] !== -1) h = (h + 1) & mask;
+      this.keys[h] = keys[i]!;
+      this.values[h] = values[i]!;
+    }
+  }
+}
+
 /**
- * Numbers for address texts, given out in first-seen order: canonical IPv4 addresses are found by
- * their 32-bit value in an open-addressing table (no string made to look one up), other texts in
- * a Map.
+ * Numbers for address texts, given out in first-seen order, found without making a string of the
+ * text looked up: canonical IPv4 addresses by their 32-bit value, other texts (IPv6) by a hash of
+ * their characters and a comparison with the stored text.
  */
 export class ValueNumbers {
-  private bits = 20;
-  private keys = new Int32Array(1 << 20);
-  private ids = new Int32Array(1 << 20).fill(-1);
-  /** Per number: the IPv4 value, or -1 when the text is in `other`. */
+  private ipv4Table = new IntTable();
+  private otherTable = new IntTable();
+  /** Per number: the IPv4 value, or -1 - k for otherTexts[k]. */
   private ipv4: Float64Array = new Float64Array(1 << 16);
-  private readonly other = new Map<string, number>();
-  private readonly otherTexts: string[] = [];
+  private otherTexts: string[] = [];
+  /** Per other text: its number. */
+  private otherIds: number[] = [];
   count = 0;
 
   of(text: string): number {
@@ -354,34 +387,48 @@ export class ValueNumbers {
   /** The number of text[start, end). */
   inText(text: string, start: number, end: number): number {
     const ip = canonicalIpv4(text, start, end);
-    if (ip < 0) {
-      const slice = start === 0 && end === text.length ? text : text.slice(start, end);
-      let id = this.other.get(slice);
-      if (id === undefined) {
-        // Kept as a copy: a slice would keep the whole chunk of text it is in alive.
-        const key = slice === text ? text : Buffer.from(slice).toString();
-        id = this.add(-1);
-        this.other.set(key, id);
-        this.otherTexts.push(key);
+    if (ip >= 0) {
+      const table = this.ipv4Table;
+      const key = ip | 0;
+      for (let h = table.slot(key); ; h = (h + 1) & (table.keys.length - 1)) {
+        const id = table.values[h]!;
+        if (id === -1) {
+          const added = this.add(ip);
+          table.set(h, key, added);
+          return added;
+        }
+        if (table.keys[h] === key) return id;
       }
-      return id;
     }
-    const key = ip | 0;
-    const mask = this.keys.length - 1;
-    for (let h = Math.imul(key, 0x9e3779b1) >>> (32 - this.bits); ; h = (h + 1) & mask) {
-      const id = this.ids[h]!;
-      if (id === -1) {
-        const added = this.add(ip);
-        this.keys[h] = key;
-        this.ids[h] = added;
-        if (++this.usedSlots * 2 > this.keys.length) this.grow();
+    let hash = 0x811c9dc5 | 0;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+    const table = this.otherTable;
+    const length = end - start;
+    for (let h = table.slot(hash); ; h = (h + 1) & (table.keys.length - 1)) {
+      const k = table.values[h]!;
+      if (k === -1) {
+        // A copy, not a slice: a slice would keep the whole chunk of text it is in alive.
+        const copy =
+          start === 0 && end === text.length ? text : Buffer.from(text.slice(start, end)).toString();
+        const added = this.add(-1 - this.otherTexts.length);
+        table.set(h, hash, this.otherTexts.length);
+        this.otherTexts.push(copy);
+        this.otherIds.push(added);
         return added;
       }
-      if (this.keys[h] === key) return id;
+      if (table.keys[h] !== hash) continue;
+      const stored = this.otherTexts[k]!;
+      if (stored.length !== length) continue;
+      let same = true;
+      for (let i = 0; i < length; i++) {
+        if (stored.charCodeAt(i) !== text.charCodeAt(start + i)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.otherIds[k]!;
     }
   }
-
-  private usedSlots = 0;
 
   private add(ip: number): number {
     if (this.count === this.ipv4.length) {
@@ -393,41 +440,25 @@ export class ValueNumbers {
     return this.count++;
   }
 
-  private grow(): void {
-    const { keys, ids } = this;
-    this.bits++;
-    this.keys = new Int32Array(1 << this.bits);
-    this.ids = new Int32Array(1 << this.bits).fill(-1);
-    const mask = this.keys.length - 1;
-    for (let i = 0; i < keys.length; i++) {
-      if (ids[i] === -1) continue;
-      let h = Math.imul(keys[i]!, 0x9e3779b1) >>> (32 - this.bits);
-      while (this.ids[h] !== -1) h = (h + 1) & mask;
-      this.keys[h] = keys[i]!;
-      this.ids[h] = ids[i]!;
-    }
-  }
-
   /** The text of each number, in number order. */
   texts(): string[] {
     const texts = new Array<string>(this.count);
-    let k = 0;
     for (let id = 0; id < this.count; id++) {
       const ip = this.ipv4[id]!;
       texts[id] =
         ip < 0
-          ? this.otherTexts[k++]!
+          ? this.otherTexts[-1 - ip]!
           : `${Math.floor(ip / 16777216)}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
     }
     return texts;
   }
 
   clear(): void {
-    this.keys = new Int32Array(0);
-    this.ids = new Int32Array(0);
+    this.ipv4Table = new IntTable();
+    this.otherTable = new IntTable();
     this.ipv4 = new Float64Array(0);
-    this.other.clear();
-    this.otherTexts.length = 0;
+    this.otherTexts = [];
+    this.otherIds = [];
   }
 }
 

@@ -71,6 +71,10 @@ t.test('ValueNumbers and JsonArraysOfText number each text once, in first-seen o
   for (let i = 0; i < 3_000_000; i += 3) many.of(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
   t.equal(many.count, 1_000_000);
   t.equal(many.of('10.0.0.3'), 1);
+  for (let i = 0; i < 300_000; i++) many.of(`2001:db8::${i.toString(16)}`);
+  t.equal(many.count, 1_300_000);
+  t.equal(many.of('2001:db8::ff'), 1_000_255);
+  t.equal(many.texts()[1_000_255], '2001:db8::ff');
   t.throws(() => new JsonArraysOfText('["a').next(numbers), /end of a string/);
   t.throws(() => new JsonArraysOfText('["a"]x').end(), /expected the end/);
 });
