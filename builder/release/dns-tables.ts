@@ -535,10 +535,12 @@ export class JsonArraysOfText {
   }
 }
 
+const NOT_ASCII = new Error('not ASCII');
+
 /**
  * Sorts ASCII strings in byte order (JavaScript's `<` on them; SQLite's BINARY collation), in
  * place: an MSD radix sort on the character codes, insertion sort for small buckets. 2.6M
- * addresses: about a second, where Array.prototype.sort took over ten.
+ * addresses: 3 s on a busy machine, where Array.prototype.sort took 7.5 s.
  */
 export function sortAscii(texts: string[]): string[] {
   const scratch = new Array<string>(texts.length);
@@ -565,7 +567,7 @@ export function sortAscii(texts: string[]): string[] {
     for (let i = lo; i < hi; i++) {
       const t = texts[i]!;
       const c = depth < t.length ? t.charCodeAt(depth) + 1 : 0;
-      if (c > 128) throw new Error(`sortAscii: non-ASCII text ${JSON.stringify(t)}`);
+      if (c > 128) throw NOT_ASCII;
       codes[i] = c;
       count[c + 1]!++;
       if (c < min) min = c;
@@ -587,7 +589,14 @@ export function sortAscii(texts: string[]): string[] {
       a = b;
     }
   };
-  radix(0, texts.length, 0);
+  try {
+    radix(0, texts.length, 0);
+  } catch (error) {
+    if (error !== NOT_ASCII) throw error;
+    // UTF-16 order is byte order only for ASCII; addresses always are, other texts get a sort
+    // that at least never fails.
+    texts.sort();
+  }
   return texts;
 }
 

@@ -28,7 +28,8 @@ t.test('sortAscii sorts in byte order, as Array.prototype.sort does', async (t) 
     );
   }
   t.same(sortAscii([...texts]), [...texts].sort());
-  t.throws(() => sortAscii(new Array<string>(100).fill('é')), /non-ASCII/);
+  const mixed = [...texts.slice(0, 200), 'é', 'z'];
+  t.same(sortAscii([...mixed]), [...mixed].sort(), 'a non-ASCII text: the built-in sort');
 });
 
 t.test('canonicalIpv4 accepts only canonical dotted quads', async (t) => {
