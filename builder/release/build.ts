@@ -80,8 +80,9 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     return result;
   };
 
-  // The other CPU: a worker thread writes provider ranges, the ASN mapping, dns_state and the
-  // hosting runs into a file of its own (release-worker.ts); its tables are copied in at the end.
+  // The other CPU: a worker thread writes provider ranges, the ASN mapping, dns_state, the
+  // hosting runs and the per-AS observed counts into a file of its own (release-worker.ts); its
+  // tables are copied in at the end.
   const workerFile = `${file}.part`;
   const worker = startReleaseWorker(workerFile, options);
   const db = new Database(file);
@@ -102,10 +103,9 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       collectGarbage();
       return result;
     });
-    const asnOfValue = new Float64Array(new SharedArrayBuffer(intervals.values.length * 8));
-    worker.post({ intervals: shareIntervals(intervals), asnOfValue });
+    worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
-    const byValue = phase('ip summaries', () => writeIpSummary(db, intervals));
+    phase('ip summaries', () => writeIpSummary(db, intervals));
     const [intervalIndexes, otherIndexes] = [
       RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
       RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
@@ -128,7 +128,6 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     removeDatabaseFile(workerFile);
     db.exec('BEGIN');
-    phase('observed counts', () => writeObserved(db, intervals, byValue, asnOfValue));
     phase('indexes', () => {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
@@ -179,8 +178,7 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 }
 
 /** Messages from buildRelease to the worker, in this order. */
-export type WorkerInput =
-  { nameToDomain: Int32Array } | { intervals: SharedIntervals; asnOfValue: Float64Array };
+export type WorkerInput = { nameToDomain: Int32Array } | { intervals: SharedIntervals };
 
 /** What the worker sends back once (release-worker.ts). */
 export interface WorkerResult {
@@ -617,7 +615,7 @@ export class NetworkResolver {
 }
 
 /** Per address the summary of the IP lookup's `domains` block; addresses in byte order. */
-function writeIpSummary(db: Database.Database, iv: Intervals): ReturnType<typeof intervalsByValue> {
+function writeIpSummary(db: Database.Database, iv: Intervals): void {
   const names = readDomainNames(db);
   const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
   const insert = new BatchInsert(
@@ -626,8 +624,7 @@ function writeIpSummary(db: Database.Database, iv: Intervals): ReturnType<typeof
     (rows) =>
       `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES ${rows}`,
   );
-  const byValue = intervalsByValue(iv);
-  const { start, rows } = byValue;
+  const { start, rows } = intervalsByValue(iv, iv.values.length);
   const ids: number[] = [];
   for (let v = 0; v < iv.values.length; v++) {
     let first = Infinity;
@@ -644,7 +641,6 @@ function writeIpSummary(db: Database.Database, iv: Intervals): ReturnType<typeof
     insert.row(iv.values[v], ids.length, `${sample}]`, first, last);
   }
   insert.flush();
-  return byValue;
 }
 
 /** The domain names in id order (ids are consecutive). */
@@ -667,7 +663,7 @@ function readDomainNames(db: Database.Database): PackedText {
 }
 
 /** Domain ids (ascending, distinct) with a current interval among rows[from, to) of one value. */
-function currentDomains(iv: Intervals, rows: Int32Array, from: number, to: number, ids: number[]): void {
+function currentDomains(iv: IntervalArrays, rows: Int32Array, from: number, to: number, ids: number[]): void {
   ids.length = 0;
   for (let r = from; r < to; r++) {
     const i = rows[r]!;
@@ -679,18 +675,15 @@ function currentDomains(iv: Intervals, rows: Int32Array, from: number, to: numbe
 
 /**
  * Per AS the observed counts: addresses in its ranges with a current domain, and the distinct
- * current domains on them. `asnOfValue` is the routing AS of each address (NaN: none).
+ * current domains on them. `asnOfValue` is the routing AS of each address (NaN: none). Run by the
+ * worker thread on its asn table once the hosting runs have set asnOfValue.
  */
-function writeObserved(
-  db: Database.Database,
-  iv: Intervals,
-  { start, rows }: ReturnType<typeof intervalsByValue>,
-  asnOfValue: Float64Array,
-): void {
+export function writeObserved(db: Database.Database, iv: IntervalArrays, asnOfValue: Float64Array): void {
+  const { start, rows } = intervalsByValue(iv, asnOfValue.length);
   const observedIps = new Map<number, number>();
   const observedDomains = new Map<number, Set<number>>();
   const ids: number[] = [];
-  for (let v = 0; v < iv.values.length; v++) {
+  for (let v = 0; v < asnOfValue.length; v++) {
     const asn = asnOfValue[v]!;
     if (asn !== asn) continue;
     currentDomains(iv, rows, start[v]!, start[v + 1]!, ids);

@@ -202,15 +202,7 @@ export function readNameMap(db: Database.Database): Int32Array {
 /** Reads every interval of the state and puts them in release order. */
 export function readIntervals(db: Database.Database, nameToDomain: Int32Array, shared = false): Intervals {
   const rows = new Growable();
-  const ids = new Map<string, number>();
-  const intern = (value: string): number => {
-    let id = ids.get(value);
-    if (id === undefined) {
-      id = ids.size;
-      ids.set(value, id);
-    }
-    return id;
-  };
+  const numbers = new ValueNumbers();
   const domainOf = (nameId: number): number => (nameId < nameToDomain.length ? nameToDomain[nameId]! : 0);
 
   const ended = db.prepare(
@@ -221,7 +213,7 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
   >) {
     const domain = domainOf(r[0]);
     if (domain === 0) continue;
-    rows.push(domain, intern(r[2]), rtypeBit(r[1]), r[3], r[4], r[5]);
+    rows.push(domain, numbers.of(r[2]), rtypeBit(r[1]), r[3], r[4], r[5]);
   }
 
   // dns_state, READ_ROWS rows per query, their columns joined into three strings by SQLite.
@@ -246,57 +238,47 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
       string | null,
     ];
     if (count === 0) continue;
-    const numbers = JSON.parse(`[${head!}]`) as Array<number | null>;
-    const vals = JSON.parse(`[${valsText!}]`) as string[][];
+    const head3 = JSON.parse(`[${head!}]`) as Array<number | null>;
     const firsts = JSON.parse(`[${firstsText!}]`) as number[][];
+    // The vals arrays are scanned in place, not parsed: each address is numbered straight from
+    // the text (JSON.parse made a string of each of the millions of addresses, to look it up).
+    const vals = new JsonArraysOfText(valsText!);
     for (let i = 0; i < count; i++) {
-      const nameId = numbers[i * 3]!;
-      const aaaa = numbers[i * 3 + 1]!;
+      const nameId = head3[i * 3]!;
+      const aaaa = head3[i * 3 + 1]!;
       if (aaaa < 0) throw new Error(`dns_state row of name id ${nameId} has an unknown record type`);
       const domain = nameId <= maxName ? nameToDomain[nameId]! : 0;
-      if (domain === 0) continue;
-      const positive = numbers[i * 3 + 2];
+      if (domain === 0) {
+        vals.next(null);
+        continue;
+      }
+      const positive = head3[i * 3 + 2];
       if (positive === null || positive === undefined)
         throw new Error(`dns_state row of name id ${nameId} has addresses but no last_positive`);
-      const v = vals[i]!;
+      const v = vals.next(numbers);
       const f = firsts[i]!;
       const n = Math.min(v.length, f.length);
-      for (let j = 0; j < n; j++) rows.push(domain, intern(v[j]!), aaaa, f[j]!, positive, NaN);
+      for (let j = 0; j < n; j++) rows.push(domain, v[j]!, aaaa, f[j]!, positive, NaN);
     }
+    vals.end();
   }
 
   // Value numbers in byte order (the addresses are ASCII: JavaScript's order is SQLite's).
-  const values = [...ids.keys()].sort();
+  const values = sortAscii(numbers.texts());
   const rank = new Int32Array(values.length);
-  for (let i = 0; i < values.length; i++) rank[ids.get(values[i]!)!] = i;
-  ids.clear();
+  for (let i = 0; i < values.length; i++) rank[numbers.of(values[i]!)] = i;
+  numbers.clear();
   for (let i = 0; i < rows.count; i++) rows.value[i] = rank[rows.value[i]!]!;
 
   const n = rows.count;
   const order = releaseOrder(rows);
-  // Each column: copied to an array of the exact size (in shared memory when another thread reads
-  // it too), the growable one dropped, then permuted in place: one spare column at a time.
+  // Each column: gathered into an array of the exact size (in shared memory when another thread
+  // reads it too) in release order, the growable one dropped: one spare column at a time. A
+  // gather reads at random and writes in order; following the permutation's cycles in place
+  // reads and writes at random and was ten times slower.
   const buffer = (bytes: number) => (shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
-  const done = new Uint8Array(n);
   const sorted = <T extends Int32Array | Uint8Array | Float64Array>(column: T, exact: T): T => {
-    exact.set(column.subarray(0, n));
-    // Position k takes the row order[k]: follow each cycle of the permutation once.
-    done.fill(0);
-    for (let k = 0; k < n; k++) {
-      if (done[k] || order[k] === k) continue;
-      const saved = exact[k]!;
-      let j = k;
-      for (;;) {
-        done[j] = 1;
-        const src = order[j]!;
-        if (src === k) {
-          exact[j] = saved;
-          break;
-        }
-        exact[j] = exact[src]!;
-        j = src;
-      }
-    }
+    for (let k = 0; k < n; k++) exact[k] = column[order[k]!]!;
     return exact;
   };
   const empty = new Float64Array(0);
@@ -322,6 +304,300 @@ export function readIntervals(db: Database.Database, nameToDomain: Int32Array, s
     ended: endedSorted,
     values,
   };
+}
+
+/**
+ * The value of a canonical dotted-quad IPv4 address in text[start, end) (no leading zeros, each
+ * part at most 255), or -1 for any other text.
+ */
+export function canonicalIpv4(text: string, start: number, end: number): number {
+  let value = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return -1; // leading zero
+      part = part * 10 + (c - 48);
+      if (++digits > 3) return -1;
+    } else if (c === 46) {
+      if (digits === 0 || part > 255 || ++dots > 3) return -1;
+      value = value * 256 + part;
+      part = 0;
+      digits = 0;
+    } else return -1;
+  }
+  if (digits === 0 || part > 255 || dots !== 3) return -1;
+  return value * 256 + part;
+}
+
+/** Open addressing: a power-of-two table of 32-bit keys and the numbers stored under them. */
+class IntTable {
+  bits = 16;
+  keys = new Int32Array(1 << 16);
+  /** -1: empty slot. */
+  values = new Int32Array(1 << 16).fill(-1);
+  used = 0;
+
+  /** First slot to probe for a key. */
+  slot(key: number): number {
+    return Math.imul(key, 0x9e3779b1) >>> (32 - this.bits);
+  }
+
+  /** Stores at an empty slot found by probing; grows the table past half full. */
+  set(slot: number, key: number, value: number): void {
+    this.keys[slot] = key;
+    this.values[slot] = value;
+    if (++this.used * 2 <= this.keys.length) return;
+    const { keys, values } = this;
+    this.bits++;
+    this.keys = new Int32Array(1 << this.bits);
+    this.values = new Int32Array(1 << this.bits).fill(-1);
+    const mask = this.keys.length - 1;
+    for (let i = 0; i < keys.length; i++) {
+      if (values[i] === -1) continue;
+      let h = this.slot(keys[i]!);
+      while (this.values[h] !== -1) h = (h + 1) & mask;
+      this.keys[h] = keys[i]!;
+      this.values[h] = values[i]!;
+    }
+  }
+}
+
+/**
+ * Numbers for address texts, given out in first-seen order, found without making a string of the
+ * text looked up: canonical IPv4 addresses by their 32-bit value, other texts (IPv6) by a hash of
+ * their characters and a comparison with the stored text.
+ */
+export class ValueNumbers {
+  private ipv4Table = new IntTable();
+  private otherTable = new IntTable();
+  /** Per number: the IPv4 value, or -1 - k for otherTexts[k]. */
+  private ipv4: Float64Array = new Float64Array(1 << 16);
+  private otherTexts: string[] = [];
+  /** Per other text: its number. */
+  private otherIds: number[] = [];
+  count = 0;
+
+  of(text: string): number {
+    return this.inText(text, 0, text.length);
+  }
+
+  /** The number of text[start, end). */
+  inText(text: string, start: number, end: number): number {
+    const ip = canonicalIpv4(text, start, end);
+    if (ip >= 0) {
+      const table = this.ipv4Table;
+      const key = ip | 0;
+      for (let h = table.slot(key); ; h = (h + 1) & (table.keys.length - 1)) {
+        const id = table.values[h]!;
+        if (id === -1) {
+          const added = this.add(ip);
+          table.set(h, key, added);
+          return added;
+        }
+        if (table.keys[h] === key) return id;
+      }
+    }
+    let hash = 0x811c9dc5 | 0;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+    const table = this.otherTable;
+    const length = end - start;
+    for (let h = table.slot(hash); ; h = (h + 1) & (table.keys.length - 1)) {
+      const k = table.values[h]!;
+      if (k === -1) {
+        // A copy, not a slice: a slice would keep the whole chunk of text it is in alive.
+        const copy =
+          start === 0 && end === text.length ? text : Buffer.from(text.slice(start, end)).toString();
+        const added = this.add(-1 - this.otherTexts.length);
+        table.set(h, hash, this.otherTexts.length);
+        this.otherTexts.push(copy);
+        this.otherIds.push(added);
+        return added;
+      }
+      if (table.keys[h] !== hash) continue;
+      const stored = this.otherTexts[k]!;
+      if (stored.length !== length) continue;
+      let same = true;
+      for (let i = 0; i < length; i++) {
+        if (stored.charCodeAt(i) !== text.charCodeAt(start + i)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.otherIds[k]!;
+    }
+  }
+
+  private add(ip: number): number {
+    if (this.count === this.ipv4.length) {
+      const bigger = new Float64Array(this.count * 2);
+      bigger.set(this.ipv4);
+      this.ipv4 = bigger;
+    }
+    this.ipv4[this.count] = ip;
+    return this.count++;
+  }
+
+  /** The text of each number, in number order. */
+  texts(): string[] {
+    const texts = new Array<string>(this.count);
+    for (let id = 0; id < this.count; id++) {
+      const ip = this.ipv4[id]!;
+      texts[id] =
+        ip < 0
+          ? this.otherTexts[-1 - ip]!
+          : `${Math.floor(ip / 16777216)}.${(ip >>> 16) & 255}.${(ip >>> 8) & 255}.${ip & 255}`;
+    }
+    return texts;
+  }
+
+  clear(): void {
+    this.ipv4Table = new IntTable();
+    this.otherTable = new IntTable();
+    this.ipv4 = new Float64Array(0);
+    this.otherTexts = [];
+    this.otherIds = [];
+  }
+}
+
+/**
+ * Reads `[…],[…],…` (group_concat of JSON arrays of strings) one array at a time, numbering the
+ * strings without making a string of each.
+ */
+export class JsonArraysOfText {
+  private at = 0;
+  private readonly ids: number[] = [];
+
+  constructor(private readonly text: string) {}
+
+  /** The numbers of the next array's strings (null: skip it); the array returned is reused. */
+  next(numbers: ValueNumbers | null): number[] {
+    const { text } = this;
+    const ids = this.ids;
+    ids.length = 0;
+    let i = this.skipSpace(this.at);
+    if (i < text.length && text.charCodeAt(i) === 44 && i > 0) i = this.skipSpace(i + 1); // ','
+    if (text.charCodeAt(i) !== 91) throw this.error(i, "'['");
+    i = this.skipSpace(i + 1);
+    if (text.charCodeAt(i) === 93) {
+      this.at = i + 1;
+      return ids;
+    }
+    for (;;) {
+      if (text.charCodeAt(i) !== 34) throw this.error(i, 'a string');
+      const start = i + 1;
+      let end = start;
+      let escaped = false;
+      for (; end < text.length; end++) {
+        const c = text.charCodeAt(end);
+        if (c === 34) break;
+        if (c === 92) {
+          escaped = true;
+          end++;
+        }
+      }
+      if (end >= text.length) throw this.error(start, 'the end of a string');
+      if (numbers) {
+        if (escaped) ids.push(numbers.of(JSON.parse(text.slice(start - 1, end + 1)) as string));
+        else ids.push(numbers.inText(text, start, end));
+      }
+      i = this.skipSpace(end + 1);
+      const c = text.charCodeAt(i);
+      if (c === 93) break;
+      if (c !== 44) throw this.error(i, "',' or ']'");
+      i = this.skipSpace(i + 1);
+    }
+    this.at = i + 1;
+    return ids;
+  }
+
+  /** Throws unless everything was read. */
+  end(): void {
+    if (this.skipSpace(this.at) !== this.text.length) throw this.error(this.at, 'the end');
+  }
+
+  private skipSpace(i: number): number {
+    const { text } = this;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13) break;
+      i++;
+    }
+    return i;
+  }
+
+  private error(at: number, expected: string): Error {
+    return new Error(
+      `dns_state vals: expected ${expected} at ${JSON.stringify(this.text.slice(at, at + 40))}`,
+    );
+  }
+}
+
+const NOT_ASCII = new Error('not ASCII');
+
+/**
+ * Sorts ASCII strings in byte order (JavaScript's `<` on them; SQLite's BINARY collation), in
+ * place: an MSD radix sort on the character codes, insertion sort for small buckets. 2.6M
+ * addresses: 3 s on a busy machine, where Array.prototype.sort took 7.5 s.
+ */
+export function sortAscii(texts: string[]): string[] {
+  const scratch = new Array<string>(texts.length);
+  // Per depth: counts, then bucket starts, of code + 1 (0: the text ends before this depth).
+  const counts: Int32Array[] = [];
+  const codes = new Uint8Array(texts.length);
+  const radix = (lo: number, hi: number, depth: number): void => {
+    if (hi - lo < 48) {
+      for (let i = lo + 1; i < hi; i++) {
+        const x = texts[i]!;
+        let j = i - 1;
+        while (j >= lo && texts[j]! > x) {
+          texts[j + 1] = texts[j]!;
+          j--;
+        }
+        texts[j + 1] = x;
+      }
+      return;
+    }
+    const count = (counts[depth] ??= new Int32Array(130));
+    count.fill(0);
+    let min = 129;
+    let max = 0;
+    for (let i = lo; i < hi; i++) {
+      const t = texts[i]!;
+      const c = depth < t.length ? t.charCodeAt(depth) + 1 : 0;
+      if (c > 128) throw NOT_ASCII;
+      codes[i] = c;
+      count[c + 1]!++;
+      if (c < min) min = c;
+      if (c > max) max = c;
+    }
+    if (min === max) {
+      if (min !== 0) radix(lo, hi, depth + 1);
+      return;
+    }
+    for (let c = min; c <= max; c++) count[c + 1]! += count[c]!;
+    // count[c] is now where bucket c starts (relative to lo); move, then recurse per bucket.
+    for (let i = lo; i < hi; i++) scratch[lo + count[codes[i]!]!++] = texts[i]!;
+    for (let i = lo; i < hi; i++) texts[i] = scratch[i]!;
+    // After the move count[c] is where bucket c ends.
+    let a = lo + (min === 0 ? count[0]! : 0);
+    for (let c = Math.max(min, 1); c <= max; c++) {
+      const b = lo + count[c]!;
+      if (b - a > 1) radix(a, b, depth + 1);
+      a = b;
+    }
+  };
+  try {
+    radix(0, texts.length, 0);
+  } catch (error) {
+    if (error !== NOT_ASCII) throw error;
+    // UTF-16 order is byte order only for ASCII; addresses always are, other texts get a sort
+    // that at least never fails.
+    texts.sort();
+  }
+  return texts;
 }
 
 /**
@@ -382,22 +658,34 @@ export function writeIntervals(db: Database.Database, iv: Intervals): void {
     insert.row(domain[i], aaaa[i], values[value[i]!], first[i], last[i], e === e ? e : null);
   }
   insert.flush();
-  const span = db.prepare(`UPDATE domain SET interval_lo = ?, interval_hi = ? WHERE id = ?`);
+  // 128 domains per UPDATE statement: one statement per domain spent more in the calls than in
+  // the updates.
+  const span = new BatchInsert(
+    db,
+    3,
+    (rows) =>
+      `UPDATE domain SET interval_lo = v.column2, interval_hi = v.column3 FROM (VALUES ${rows}) AS v
+       WHERE domain.id = v.column1`,
+  );
   for (let i = 0; i < iv.count;) {
     const d = domain[i]!;
     let j = i + 1;
     while (j < iv.count && domain[j] === d) j++;
-    span.run(i + 1, j, d);
+    span.row(d, i + 1, j);
     i = j;
   }
+  span.flush();
 }
 
 /**
  * The intervals of each address, in (domain id, first_observed, …) order: `rows` lists interval
  * indexes grouped by value, `start[v]..start[v + 1]` those of value v.
  */
-export function intervalsByValue(iv: Intervals): { start: Int32Array; rows: Int32Array } {
-  const start = new Int32Array(iv.values.length + 1);
+export function intervalsByValue(
+  iv: IntervalArrays,
+  valueCount: number,
+): { start: Int32Array; rows: Int32Array } {
+  const start = new Int32Array(valueCount + 1);
   for (let i = 0; i < iv.count; i++) start[iv.value[i]! + 1]!++;
   for (let v = 1; v < start.length; v++) start[v]! += start[v - 1]!;
   const at = start.slice();

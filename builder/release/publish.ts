@@ -2,7 +2,7 @@
  * Publishing a release atomically:
  *   1. take releases/.lock (a second builder refuses with a clear message);
  *   2. remove leftovers of an earlier interrupted run (.tmp-* files, CURRENT temp files);
- *   3. build into releases/.tmp-<id>.sqlite, check it (integrity_check, schema, row counts), fsync;
+ *   3. build into releases/.tmp-<id>.sqlite, check it (quick_check, schema, row counts), fsync;
  *   4. rename it to releases/<id>.sqlite and fsync the directory;
  *   5. write CURRENT.tmp, fsync, rename over CURRENT, fsync the directory.
  * A process killed at any point leaves CURRENT naming the last good, complete release.
@@ -101,8 +101,12 @@ export function tempReleasePath(releasesDir: string, id: string): string {
 export function checkReleaseFile(file: string, expectedId?: string): Record<string, number> {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const integrity = db.pragma('integrity_check', { simple: true });
-    if (integrity !== 'ok') throw new Error(`${file}: integrity_check says ${String(integrity)}`);
+    // quick_check: every page, record and b-tree order, in one pass over the file (6 s for a
+    // 1.4 GB release, against 50 s for integrity_check, which also looks up every row in each
+    // index; the indexes are SQLite's own, built by CREATE INDEX). See docs/decisions/0009.
+    db.pragma('cache_size = -262144');
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Error(`${file}: quick_check says ${String(check)}`);
     const tables = new Set(
       db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[],
     );

@@ -41,8 +41,12 @@ export function publishRelease(
       ownCategoryThreshold: settings.OWN_CATEGORY_THRESHOLD,
       log,
     });
+    const checkStarted = performance.now();
     checkReleaseFile(temp, id);
+    log(`  check: ${((performance.now() - checkStarted) / 1000).toFixed(1)} s`);
+    const publishStarted = performance.now();
     const file = publishFile(releasesDir, temp, id);
+    log(`  fsync and publish: ${((performance.now() - publishStarted) / 1000).toFixed(1)} s`);
     const seconds = (performance.now() - started) / 1000;
     const size = fs.statSync(file).size;
     log(

@@ -2,7 +2,8 @@
  * The worker thread of buildRelease (build.ts): while the main thread writes the domains,
  * intervals and IP summaries, it writes into a file of its own the provider ranges and the ASN
  * mapping, then dns_state (once it has the domain ids), then the hosting runs (once it has the
- * intervals) and the routing AS of every address. The main thread copies its tables in. Always
+ * intervals) and with the routing AS of every address the observed counts of the asn table. The
+ * main thread copies its tables in. Always
  * posts one WorkerResult, then sets the shared flag the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
@@ -36,7 +37,7 @@ try {
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
   const { collectGarbage } = await import('./dns-tables.js');
-  const { WORKER_TABLES, unshareIntervals, writeHostingRuns, writeRangeTables, writeStates } =
+  const { WORKER_TABLES, unshareIntervals, writeHostingRuns, writeObserved, writeRangeTables, writeStates } =
     await import('./build.js');
   const phases: BuildResult['phases'] = [];
   const phase = <T>(name: string, fn: () => T): T => {
@@ -63,7 +64,10 @@ try {
     const second = await next();
     if (!('intervals' in second)) throw new Error('expected the intervals second');
     const { iv, values } = unshareIntervals(second.intervals);
-    phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, second.asnOfValue));
+    // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
+    const asnOfValue = new Float64Array(values.length);
+    phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
+    phase('observed counts', () => writeObserved(db, iv, asnOfValue));
     db.exec('COMMIT');
   } finally {
     db.close();

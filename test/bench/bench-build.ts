@@ -26,6 +26,8 @@ const { values } = parseArgs({
     domains: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '3' },
     runs: { type: 'string', default: process.env.RUNS ?? '1' },
+    /** Also print each step's own output (the release's time per phase). */
+    verbose: { type: 'boolean', default: false },
   },
 });
 const shared = path.resolve(values.shared);
@@ -56,6 +58,7 @@ function step(
   });
   const seconds = (performance.now() - started) / 1000;
   if (r.status !== 0) throw new Error(`${name} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  if (values.verbose) process.stdout.write(r.stdout);
   const rss = /rusage: maxrss_kb=(\d+)/.exec(r.stderr);
   const rejected = [...r.stdout.matchAll(/rejected (\d+),/g)].reduce((n, m) => n + Number(m[1]), 0);
   if (rejected > 0) throw new Error(`${name}: ${rejected} rejected rows:\n${r.stdout}`);
