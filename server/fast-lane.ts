@@ -8,7 +8,8 @@
  * send: the same body, status, `X-Request-ID`, `Vary`, content type and limit headers, the same
  * metering (reserve, then commit, or release for a bogon), the same log line. Everything else
  * (every refusal, every error, every other route) falls through to Fastify untouched, which
- * answers it as before: a unit the lane reserved is given back first, and nothing is written.
+ * answers it as before: the lane looks the answer up before it reserves a unit, so a request it
+ * leaves to Fastify has counted nothing and written nothing.
  *
  * Why: Fastify's per-request machinery (request and reply objects, a child logger, the hook
  * chains, promise hops, stream listeners) costs more than the lookup itself on this machine.

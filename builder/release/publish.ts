@@ -103,7 +103,7 @@ export function checkReleaseFile(file: string, expectedId?: string): Record<stri
   try {
     // quick_check: every page, record and b-tree order, in one pass over the file (6 s for a
     // 1.4 GB release, against 50 s for integrity_check, which also looks up every row in each
-    // index; the indexes are SQLite's own, built by CREATE INDEX). See docs/decisions/0009.
+    // index; the indexes are SQLite's own, built by CREATE INDEX). See docs/decisions/0011.
     db.pragma('cache_size = -262144');
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`${file}: quick_check says ${String(check)}`);
