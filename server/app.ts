@@ -20,6 +20,7 @@ import type { ReleaseSource } from './release-store.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { RequestLogController } from './request-log.js';
 import { trailingSlashRedirect } from './trailing-slash.js';
+import type { McpEndpoint } from './mcp/handler.js';
 import { registerMcpRoute } from './mcp/plugin.js';
 import { registerAsnRoutes } from './routes/asn.js';
 import { registerDocsRoutes } from './routes/docs.js';
@@ -64,7 +65,7 @@ const MAX_PARAM_LENGTH = 2048;
 export function buildApp(options: AppOptions): FastifyInstance {
   // Set once the app exists: the fast lane needs the closing state of the app it stands in front of.
   let lane: FastLane | null = null;
-  let mcpFastAnswered = () => 0;
+  let mcp: McpEndpoint | null = null;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     logController: new RequestLogController(),
@@ -90,7 +91,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     },
   });
 
-  app.decorate('fastLaneAnswered', () => (lane?.answered() ?? 0) + mcpFastAnswered());
+  app.decorate('fastLaneAnswered', () => (lane?.answered() ?? 0) + (mcp?.fastAnswered() ?? 0));
   app.decorateRequest('principal', null);
   app.decorateRequest('billable', true);
 
@@ -121,7 +122,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   registerPingRoute(ctx);
   registerHealthRoute(ctx);
   registerDocsRoutes(ctx);
-  mcpFastAnswered = registerMcpRoute(app, {
+  mcp = registerMcpRoute(app, {
     fastPath: options.fastLane !== false,
     releases: options.releases,
     accounts: options.accounts,
@@ -136,6 +137,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
       meter: options.meter,
       logger: options.logger,
       closing,
+      // Behind a trusted proxy the client address is Fastify's to work out: MCP stays with Fastify.
+      mcp: options.trustProxy ? undefined : mcp,
     });
   }
   return app;

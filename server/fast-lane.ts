@@ -32,6 +32,10 @@ import type { Meter, Reservation } from './metering.js';
 import { pageLimit } from './page-size.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { JSON_CONTENT_TYPE } from './send-json.js';
+import { isJsonContentType } from '@modelcontextprotocol/server';
+import { ApiError } from '../shared/errors.js';
+import type { McpEndpoint, McpResponse } from './mcp/handler.js';
+import { MCP_PATH } from './mcp/plugin.js';
 
 interface FastAnswer {
   body: string | Buffer;
@@ -109,7 +113,12 @@ export interface FastLaneOptions {
   logger?: FastifyBaseLogger | undefined;
   /** True once the server is closing (Fastify answers those requests 503). */
   closing(): boolean;
+  /** The POST /mcp endpoint (server/mcp/handler.ts); none: /mcp stays with Fastify. */
+  mcp?: McpEndpoint | undefined;
 }
+
+/** Larger MCP bodies go through Fastify (its limit, 1 MiB, and its 413). */
+const MAX_FAST_MCP_BODY = 64 * 1024;
 
 export interface FastLane {
   /** Answers the request, or calls fallThrough (at once or after the key check) to let Fastify. */
@@ -237,6 +246,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
 
   /** False: not for the lane, nothing written; true: answered, or left to serve() to finish. */
   function take(req: IncomingMessage, res: ServerResponse, fallThrough: () => void): boolean {
+    if (req.method === 'POST') return takeMcp(req, res);
     if (req.method !== 'GET' || req.headers.origin !== undefined || options.closing()) return false;
     const match = matchFastRoute(req.url ?? '');
     if (match === null) return false;
@@ -261,6 +271,82 @@ export function createFastLane(options: FastLaneOptions): FastLane {
       () => fallThrough(),
     );
     return true;
+  }
+
+  /**
+   * POST /mcp with a key, JSON of at most MAX_FAST_MCP_BODY and no web origin: the exchange the
+   * Fastify route would run (the endpoint answers plain tool calls itself and the rest with the
+   * SDK), written with the route's headers. Decided on the headers alone, before the body is read.
+   */
+  function takeMcp(req: IncomingMessage, res: ServerResponse): boolean {
+    const endpoint = options.mcp;
+    const headers = req.headers;
+    if (endpoint === undefined || req.url !== MCP_PATH || headers.origin !== undefined || options.closing()) {
+      return false;
+    }
+    if (!isJsonContentType(headers['content-type'] ?? null) || headers['transfer-encoding'] !== undefined) {
+      return false;
+    }
+    const length = Number(headers['content-length']);
+    if (!Number.isSafeInteger(length) || length <= 0 || length > MAX_FAST_MCP_BODY) return false;
+    if (typeof headers.host !== 'string' || bearerToken(headers.authorization) === null) return false;
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => {}); // the client went away: nothing to answer
+    req.on('end', () => void exchange(endpoint, req, res, Buffer.concat(chunks), started));
+    return true;
+  }
+
+  async function exchange(
+    endpoint: McpEndpoint,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    started: number,
+  ): Promise<void> {
+    const id = requestIdFor(req);
+    let response: McpResponse;
+    try {
+      response = await endpoint.handle({
+        url: `http://${req.headers.host}${MCP_PATH}`,
+        headers: req.headers,
+        body,
+        keyInUrl: false,
+        clientAddress: req.socket.remoteAddress,
+      });
+    } catch (error) {
+      // What server/error-handler.ts answers for a failure that is not a refusal.
+      logger?.error({ reqId: id, err: error }, 'request failed');
+      response = {
+        status: 500,
+        headers: { 'content-type': JSON_CONTENT_TYPE },
+        body: Buffer.from(JSON.stringify(new ApiError('internal_error').toBody())),
+      };
+    }
+    try {
+      res.writeHead(response.status, {
+        [REQUEST_ID_HEADER]: id,
+        vary: 'Origin',
+        ...response.headers,
+        'content-length': response.body.length,
+      });
+      res.end(response.body);
+      if (logsRequests) {
+        logger?.info(
+          {
+            reqId: id,
+            method: 'POST',
+            url: MCP_PATH,
+            statusCode: response.status,
+            responseTime: Math.round((performance.now() - started) * 10) / 10,
+          },
+          'request completed',
+        );
+      }
+    } catch (error) {
+      logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
+    }
   }
 
   return { handle, answered: () => answered };

@@ -14,7 +14,7 @@ import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { unmetered, type Meter } from '../metering.js';
 import { hasKeyInQuery } from '../redact.js';
 import { sendJson } from '../send-json.js';
-import { createMcpEndpoint } from './handler.js';
+import { createMcpEndpoint, type McpEndpoint } from './handler.js';
 
 export const MCP_PATH = '/mcp';
 /** SPEC.md Limits: request body at most 1 MiB. */
@@ -33,8 +33,8 @@ export interface McpRouteOptions {
   fastPath?: boolean;
 }
 
-/** Registers POST /mcp; returns how many tool calls its fast path answered so far. */
-export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): () => number {
+/** Registers POST /mcp; returns its endpoint (the fast lane calls it too, server/fast-lane.ts). */
+export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): McpEndpoint {
   const endpoint = createMcpEndpoint({
     fastPath: options.fastPath !== false,
     releases: options.releases,
@@ -92,5 +92,5 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     });
   });
   app.addHook('onClose', async () => endpoint.close());
-  return () => endpoint.fastAnswered();
+  return endpoint;
 }
