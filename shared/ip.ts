@@ -127,7 +127,12 @@ export function formatValue(version: IpVersion, value: bigint): string {
   const hexDigits = value.toString(16).padStart(32, '0');
   const groups: number[] = [];
   for (let i = 0; i < 32; i += 4) groups.push(parseInt(hexDigits.slice(i, i + 4), 16));
-  // RFC 5952: compress the longest run (length >= 2) of zero groups, the first one on a tie.
+  return formatIpv6Groups(groups);
+}
+
+/** RFC 5952 text of eight 16-bit groups: lowercase hex, the longest run (>= 2) of zero groups as `::`. */
+export function formatIpv6Groups(groups: ArrayLike<number>): string {
+  // Compress the longest run (length >= 2) of zero groups, the first one on a tie.
   let bestStart = -1;
   let bestLength = 0;
   for (let i = 0; i < 8;) {
@@ -143,9 +148,18 @@ export function formatValue(version: IpVersion, value: bigint): string {
     }
     i = j;
   }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestLength < 2) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  let text = '';
+  if (bestLength < 2) {
+    for (let i = 0; i < 8; i++) text += i === 0 ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
+    return text;
+  }
+  for (let i = 0; i < bestStart; i++)
+    text += i === 0 ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
+  text += '::';
+  for (let i = bestStart + bestLength; i < 8; i++) {
+    text += i === bestStart + bestLength ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
+  }
+  return text;
 }
 
 /** Canonical text of an address given as text (null if it is not one address). */

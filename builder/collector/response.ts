@@ -13,6 +13,7 @@
  * bytes in canonical form (no text round trip through canonicalIp).
  */
 import type { AnswerRecord } from './answer.js';
+import { formatIpv6Groups } from '../../shared/ip.js';
 
 export interface FastResponse {
   rcode: 'NOERROR' | 'NXDOMAIN';
@@ -78,37 +79,11 @@ function readName(msg: Buffer, offset: number): string {
   return length === 0 ? '.' : out.toString('latin1', 0, length);
 }
 
-/** Canonical text of the IPv6 address in msg[at..at+16] (shared/ip.ts formatValue: RFC 5952). */
+/** Canonical text of the IPv6 address in msg[at..at+16] (RFC 5952, as shared/ip.ts formats it). */
 export function formatIpv6(msg: Uint8Array, at: number): string {
   const groups = new Array<number>(8);
   for (let i = 0; i < 8; i++) groups[i] = (msg[at + i * 2]! << 8) | msg[at + i * 2 + 1]!;
-  let bestStart = -1;
-  let bestLength = 0;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  let text = '';
-  if (bestLength < 2) {
-    for (let i = 0; i < 8; i++) text += i === 0 ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
-    return text;
-  }
-  for (let i = 0; i < bestStart; i++)
-    text += i === 0 ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
-  text += '::';
-  for (let i = bestStart + bestLength; i < 8; i++) {
-    text += i === bestStart + bestLength ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
-  }
-  return text;
+  return formatIpv6Groups(groups);
 }
 
 /** Reads the records of one section from `offset`; returns the offset after them. */
