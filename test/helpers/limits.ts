@@ -18,6 +18,8 @@ import { loadSettings, type SettingName, type Settings } from '../../shared/conf
 import { serve } from '../../server/cli.js';
 import type { ServerServices } from '../../server/limits/services.js';
 import { copyDemoRelease, ROOT } from './demo-release.js';
+import { openAccountsStore } from '../../server/accounts/index.js';
+import { createTestKey } from './accounts.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? '';
@@ -118,6 +120,29 @@ export async function startMeteredServer(
   const { url, app, services, stop: close } = await serve(settings, () => {});
   t.teardown(close);
   return { url, app, services, settings, close, get: (p, o) => get(url + p, o) };
+}
+
+/**
+ * A metered server with an accounts file of its own holding one Free key, under generous limits
+ * (1,000 a minute, 5,000 a month): for comparing two servers request by request.
+ */
+export async function startKeyedMeteredServer(
+  t: Test,
+  overrides: Partial<Record<SettingName, unknown>> = {},
+): Promise<{ server: MeteredServer; key: string }> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'metered-accounts-'));
+  t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+  const file = path.join(work, 'accounts.sqlite');
+  const store = openAccountsStore(file);
+  const key = await createTestKey(store, {});
+  await store.close();
+  const server = await startMeteredServer(t, {
+    ACCOUNTS_DB: file,
+    FREE_REQUESTS_PER_MINUTE: 1000,
+    FREE_MONTHLY_QUOTA: 5000,
+    ...overrides,
+  });
+  return { server, key: key.key };
 }
 
 export interface SpawnedServer {

@@ -5,10 +5,7 @@
  * the request id and the date), and the lane must have answered exactly the plain successful ones.
  */
 import t, { type Test } from 'tap';
-import path from 'node:path';
-import { openAccountsStore } from '../../server/accounts/index.js';
-import { createTestKey } from '../helpers/accounts.js';
-import { startMeteredServer, type MeteredServer } from '../helpers/limits.js';
+import { startKeyedMeteredServer, type MeteredServer } from '../helpers/limits.js';
 import { startTestServer } from '../helpers/test-server.js';
 import { matchFastRoute } from '../../server/fast-lane.js';
 
@@ -43,19 +40,7 @@ const REQUESTS: Array<[string, boolean]> = [
   ['/v1/ip/1.1.1.1', true],
 ];
 
-async function metered(t: Test, fastLane: 'on' | 'off') {
-  const file = path.join(t.testdir({}), 'accounts.sqlite');
-  const store = openAccountsStore(file);
-  const key = await createTestKey(store, {});
-  await store.close();
-  const server = await startMeteredServer(t, {
-    ACCOUNTS_DB: file,
-    FAST_LANE: fastLane,
-    FREE_REQUESTS_PER_MINUTE: 1000,
-    FREE_MONTHLY_QUOTA: 5000,
-  });
-  return { server, key: key.key };
-}
+const metered = (t: Test, fastLane: 'on' | 'off') => startKeyedMeteredServer(t, { FAST_LANE: fastLane });
 
 /** The headers but the request id, the date and the seconds to the next minute (they move on). */
 function comparable(headers: Record<string, string>): Record<string, string> {

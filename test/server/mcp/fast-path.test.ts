@@ -4,12 +4,9 @@
  * FAST_LANE=off, get the same calls in the same order, in both eras: same status, body and headers
  * (but the request id and the date), and the fast path answered exactly the calls it may answer.
  */
-import path from 'node:path';
 import t, { type Test } from 'tap';
 import { request } from 'undici';
-import { openAccountsStore } from '../../../server/accounts/index.js';
-import { createTestKey } from '../../helpers/accounts.js';
-import { startMeteredServer } from '../../helpers/limits.js';
+import { startKeyedMeteredServer } from '../../helpers/limits.js';
 
 const MODERN = '2026-07-28';
 const ACCEPT = 'application/json, text/event-stream';
@@ -93,19 +90,7 @@ const CALLS: Call[] = [
   modern('lookup_ip', { ip: '1.1.1.1' }, true, 8),
 ];
 
-async function metered(t: Test, fastLane: 'on' | 'off') {
-  const file = path.join(t.testdir({}), 'accounts.sqlite');
-  const store = openAccountsStore(file);
-  const key = await createTestKey(store, {});
-  await store.close();
-  const server = await startMeteredServer(t, {
-    ACCOUNTS_DB: file,
-    FAST_LANE: fastLane,
-    FREE_REQUESTS_PER_MINUTE: 1000,
-    FREE_MONTHLY_QUOTA: 5000,
-  });
-  return { server, key: key.key };
-}
+const metered = (t: Test, fastLane: 'on' | 'off') => startKeyedMeteredServer(t, { FAST_LANE: fastLane });
 
 async function post(url: string, call: Call, key: string | null) {
   const headers: Record<string, string> = {
