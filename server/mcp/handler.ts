@@ -172,7 +172,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * 2026-07-28: the version header and `_meta` claim, Mcp-Method and Mcp-Name matching, client info
  * and capabilities; 2025 era: no `_meta`, a 2025 version header or none.
  */
-export function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCall | null {
+function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCall | null {
   if (!isObject(body)) return null;
   const { jsonrpc, id, method, params, ...more } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call' || !isObject(params)) return null;

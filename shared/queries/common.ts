@@ -69,10 +69,6 @@ export class RecentCache<K, V> {
     }
     this.current.set(key, value);
   }
-
-  get size(): number {
-    return this.current.size + this.previous.size;
-  }
 }
 
 /**

@@ -5,13 +5,7 @@
  * `limit` arrives already validated (1..1000) and already lowered for the caller's plan.
  */
 export { openRelease, ReleaseOpenError, type Release } from './release.js';
-export {
-  lookupIp,
-  lookupIpAnswer,
-  LOOKUP_IP_CACHE_ENTRIES,
-  type LookupIpAnswer,
-  type LookupIpParams,
-} from './lookup-ip.js';
+export { lookupIp, lookupIpAnswer, type LookupIpParams } from './lookup-ip.js';
 export { ipDomains, type IpDomainsParams } from './ip-domains.js';
 export { domainHistory, type DomainHistoryParams } from './domain-history.js';
 export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
