@@ -114,12 +114,17 @@ export function registerBlocks(release: Release): void {
   BLOCKS_JSON.set(coverage, JSON.stringify({ coverage, attribution, release: r }).slice(1, -1));
 }
 
-/** A prepared statement cached on the release (statements die with their connection). */
-export function statement(release: Release, sql: string): Database.Statement {
-  let s = release.cache.get(sql) as Database.Statement | undefined;
+/**
+ * A prepared statement cached on the release (statements die with their connection); `raw`: its
+ * rows come as arrays of column values, not objects.
+ */
+export function statement(release: Release, sql: string, raw = false): Database.Statement {
+  const key = raw ? `raw\0${sql}` : sql;
+  let s = release.cache.get(key) as Database.Statement | undefined;
   if (s === undefined) {
     s = release.db.prepare(sql);
-    release.cache.set(sql, s);
+    if (raw) s.raw(true);
+    release.cache.set(key, s);
   }
   return s;
 }

@@ -1,6 +1,6 @@
 /** GET /v1/domain/{domain}/history (SPEC.md DomainHistoryPage). */
 import { outcomeClass, type Outcome } from '../vocabulary.js';
-import { nowEpoch } from '../time.js';
+import { nowEpoch, toIso } from '../time.js';
 import { blocks, isoOrNull, parseDomainParam, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor } from './paging.js';
 import type { Release } from './release.js';
@@ -14,24 +14,26 @@ export interface DomainHistoryParams {
 /** SPEC.md "Staleness": more than seven days since the last confirmation. */
 export const STALE_AFTER_SECONDS = 7 * 24 * 3600;
 
-interface StateRow {
-  rtype: 'A' | 'AAAA';
-  outcome: Outcome;
-  vals: string;
-  cnames: string;
-  last_observed: number;
-  last_confirmed: number | null;
-  last_positive: number | null;
-}
+/** rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive */
+type StateRow = [
+  rtype: 'A' | 'AAAA',
+  outcome: Outcome,
+  vals: string,
+  cnames: string,
+  lastObserved: number,
+  lastConfirmed: number | null,
+  lastPositive: number | null,
+];
 
-interface IntervalRow {
-  id: number;
-  rtype: 'A' | 'AAAA';
-  value: string;
-  first_observed: number;
-  last_confirmed: number;
-  ended_at: number | null;
-}
+/** id, rtype, value, first_observed, last_confirmed, ended_at */
+type IntervalRow = [
+  id: number,
+  rtype: 'A' | 'AAAA',
+  value: string,
+  firstObserved: number,
+  lastConfirmed: number,
+  endedAt: number | null,
+];
 
 export function domainHistory(releaseOrNull: Release | null, params: DomainHistoryParams, now = nowEpoch()) {
   const domain = parseDomainParam(params.domain);
@@ -44,10 +46,12 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
   if (!row) {
     return { domain, observed: false, current: [], intervals: [], next_cursor: null, ...blocks(release) };
   }
+  // Rows as arrays (raw): building an object per row cost more than the seek itself.
   const states = statement(
     release,
     `SELECT rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive
        FROM dns_state WHERE domain_id = ? ORDER BY rtype`,
+    true,
   ).all(row.id) as StateRow[];
   let intervals: IntervalRow[] = [];
   let more = false;
@@ -57,6 +61,7 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
       release,
       `SELECT id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval
          WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?`,
+      true,
     ).all(from, row.interval_hi, params.limit + 1) as IntervalRow[];
     more = intervals.length > params.limit;
     if (more) intervals.pop();
@@ -66,39 +71,42 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
     domain,
     observed: true,
     current: states.map((s) => currentState(s, now)),
-    intervals: intervals.map((i) => ({
-      record_type: i.rtype,
-      value: i.value,
-      first_observed: isoOrNull(i.first_observed)!,
-      last_confirmed: isoOrNull(i.last_confirmed)!,
-      ended_at: isoOrNull(i.ended_at),
-      current: i.ended_at === null,
+    intervals: intervals.map(([, rtype, value, firstObserved, lastConfirmed, endedAt]) => ({
+      record_type: rtype,
+      value,
+      first_observed: toIso(firstObserved),
+      last_confirmed: toIso(lastConfirmed),
+      ended_at: endedAt === null ? null : toIso(endedAt),
+      current: endedAt === null,
     })),
-    next_cursor: more && last ? encodeCursor(release, query, [last.id]) : null,
+    next_cursor: more && last ? encodeCursor(release, query, [last[0]]) : null,
     ...blocks(release),
   };
 }
 
-function currentState(s: StateRow, now: number) {
-  const cls = outcomeClass(s.outcome);
+function currentState(
+  [rtype, outcome, vals, cnames, lastObserved, lastConfirmed, lastPositive]: StateRow,
+  now: number,
+) {
+  const cls = outcomeClass(outcome);
   const staleReason =
-    s.last_confirmed === null
+    lastConfirmed === null
       ? ('never_confirmed' as const)
       : cls === 'transient'
         ? ('transient_failure' as const)
-        : now - s.last_confirmed > STALE_AFTER_SECONDS
+        : now - lastConfirmed > STALE_AFTER_SECONDS
           ? ('older_than_seven_days' as const)
           : null;
   return {
-    record_type: s.rtype,
-    outcome: s.outcome,
+    record_type: rtype,
+    outcome,
     outcome_class: cls,
-    values: JSON.parse(s.vals) as string[],
-    cnames: JSON.parse(s.cnames) as string[],
-    last_observed: isoOrNull(s.last_observed)!,
-    last_confirmed: isoOrNull(s.last_confirmed),
-    last_positive: isoOrNull(s.last_positive),
-    age_seconds: Math.max(0, now - s.last_observed),
+    values: JSON.parse(vals) as string[],
+    cnames: JSON.parse(cnames) as string[],
+    last_observed: toIso(lastObserved),
+    last_confirmed: isoOrNull(lastConfirmed),
+    last_positive: isoOrNull(lastPositive),
+    age_seconds: Math.max(0, now - lastObserved),
     stale: staleReason !== null,
     stale_reason: staleReason,
   };

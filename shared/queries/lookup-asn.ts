@@ -2,8 +2,11 @@
 import { ApiError } from '../errors.js';
 import { findAsnBogon } from '../bogons.js';
 import { blocks, requireRelease, statement } from './common.js';
-import { decodeCursor, encodeCursor } from './paging.js';
+import { decodeCursor, encodeCursor, type CursorKey } from './paging.js';
 import type { Release } from './release.js';
+import { loadedAsnRanges } from './lookup-ip.js';
+import { asnRangeKey, isMappedRow, rowsOfAsn, type AsnRanges } from './range-index.js';
+import { formatValue, rangeToCidrs } from '../ip.js';
 
 export interface LookupAsnParams {
   asn: string;
@@ -54,24 +57,13 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
         `SELECT name, country, source, category, category_source, network_role, routes_v4, routes_v6,
            ipv4_addresses, providers, observed_ips, observed_domains FROM asn WHERE asn = ?`,
       ).get(asn) as AsnRow | undefined);
-  let ranges: Array<{
-    version: number;
-    first: Buffer;
-    first_text: string;
-    last_text: string;
-    prefixes: string;
-  }> = [];
-  let more = false;
+  let page: RangePage = { ranges: [], next: null };
   if (!bogon) {
-    ranges = statement(
-      release,
-      `SELECT version, first, first_text, last_text, prefixes FROM asn_range INDEXED BY asn_range_by_asn
-         WHERE asn = ? AND (version, first) > (?, ?) ORDER BY version, first LIMIT ?`,
-    ).all(asn, after[0], Buffer.from(after[1] as string, 'hex'), params.limit + 1) as typeof ranges;
-    more = ranges.length > params.limit;
-    if (more) ranges.pop();
+    const inMemory = loadedAsnRanges(release);
+    page = inMemory
+      ? pageInMemory(inMemory, asn, after, params.limit)
+      : pageFromSql(release, asn, after, params.limit);
   }
-  const last = ranges[ranges.length - 1];
   return {
     asn,
     is_bogon: bogon !== null,
@@ -91,13 +83,97 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
       row && row.observed_ips !== null && row.observed_domains !== null
         ? { ips: row.observed_ips, domains: row.observed_domains }
         : null,
-    ranges: ranges.map((r) => ({
+    ranges: page.ranges,
+    next_cursor: page.next === null ? null : encodeCursor(release, query, page.next),
+    ...blocks(release),
+  };
+}
+
+interface RangePage {
+  ranges: Array<{ first: string; last: string; prefixes: string[] }>;
+  /** The cursor key after the page's last range, or null on the last page. */
+  next: [number, string] | null;
+}
+
+/** The page of `asn`'s ranges after the cursor key `after` ([version, first as hex]), by SQL. */
+function pageFromSql(release: Release, asn: number, after: CursorKey, limit: number): RangePage {
+  const rows = statement(
+    release,
+    `SELECT version, first, first_text, last_text, prefixes FROM asn_range INDEXED BY asn_range_by_asn
+       WHERE asn = ? AND (version, first) > (?, ?) ORDER BY version, first LIMIT ?`,
+  ).all(asn, after[0], Buffer.from(after[1] as string, 'hex'), limit + 1) as Array<{
+    version: number;
+    first: Buffer;
+    first_text: string;
+    last_text: string;
+    prefixes: string;
+  }>;
+  const more = rows.length > limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  return {
+    ranges: rows.map((r) => ({
       first: r.first_text,
       last: r.last_text,
       prefixes: JSON.parse(r.prefixes) as string[],
     })),
-    next_cursor:
-      more && last ? encodeCursor(release, query, [last.version, last.first.toString('hex')]) : null,
-    ...blocks(release),
+    next: more && last ? [last.version, last.first.toString('hex')] : null,
   };
+}
+
+/**
+ * The same page from asn_range in memory (loaded for lookup_ip): the texts and prefixes of a range
+ * are what the builder stores for it, formatted from its first and last address (formatValue,
+ * rangeToCidrs), so no SQL is needed. A release's stored texts are checked against this in
+ * test/shared/queries.test.ts.
+ */
+function pageInMemory(ranges: AsnRanges, asn: number, after: CursorKey, limit: number): RangePage {
+  const rows = rowsOfAsn(ranges.byAsn, asn);
+  const afterVersion = after[0] as number;
+  const afterKey = Buffer.from(after[1] as string, 'hex');
+  // SQL's (version, first) > (?, ?): the version as a number, then the key bytes as a BLOB.
+  const isAfter = (row: number): boolean => {
+    const version = isMappedRow(ranges.firstWords, row) ? 4 : 6;
+    if (version !== afterVersion) return version > afterVersion;
+    return Buffer.compare(asnRangeKey(ranges, row), afterKey) > 0;
+  };
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (isAfter(rows[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  const end = Math.min(rows.length, lo + limit);
+  const out: RangePage['ranges'] = [];
+  for (let k = lo; k < end; k++) {
+    const row = rows[k]!;
+    const version = isMappedRow(ranges.firstWords, row) ? 4 : 6;
+    const first = wordsValue(ranges.firstWords, row, version);
+    const last = wordsValue(ranges.lastWords, row, version);
+    out.push({
+      first: formatValue(version, first),
+      last: formatValue(version, last),
+      prefixes: rangeToCidrs(version, first, last),
+    });
+  }
+  const lastRow = rows[end - 1];
+  return {
+    ranges: out,
+    next:
+      end < rows.length && lastRow !== undefined
+        ? [isMappedRow(ranges.firstWords, lastRow) ? 4 : 6, asnRangeKey(ranges, lastRow).toString('hex')]
+        : null,
+  };
+}
+
+/** The address of row `row` in `words` (4 words per row): IPv4 from the mapped form's last word. */
+function wordsValue(words: Uint32Array, row: number, version: 4 | 6): bigint {
+  if (version === 4) return BigInt(words[row * 4 + 3]!);
+  return (
+    (BigInt(words[row * 4]!) << 96n) |
+    (BigInt(words[row * 4 + 1]!) << 64n) |
+    (BigInt(words[row * 4 + 2]!) << 32n) |
+    BigInt(words[row * 4 + 3]!)
+  );
 }

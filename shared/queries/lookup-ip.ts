@@ -70,16 +70,13 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
   const release = requireRelease(releaseOrNull);
   const ranges = providerRanges(release, ip);
   const hosting = ranges.find((r) => HOSTING_CATEGORIES.includes(r.category)) ?? null;
-  const ptr = statement(
-    release,
-    `SELECT names, status, checked_at, last_confirmed FROM ptr WHERE value = ?`,
-  ).get(text) as
-    { names: string; status: string; checked_at: number; last_confirmed: number | null } | undefined;
+  const ptr = ptrRow(release, text);
   const summary = statement(
     release,
     `SELECT current_count, sample, first_observed, last_confirmed FROM ip_summary WHERE value = ?`,
+    true,
   ).get(text) as
-    { current_count: number; sample: string; first_observed: number; last_confirmed: number } | undefined;
+    [currentCount: number, sample: string, firstObserved: number, lastConfirmed: number] | undefined;
   return {
     ip: text,
     asn: routingNetwork(release, ip),
@@ -90,18 +87,18 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
     provider_ranges: ranges,
     ptr: ptr
       ? {
-          names: JSON.parse(ptr.names) as string[],
-          status: ptr.status,
-          checked_at: isoOrNull(ptr.checked_at),
-          last_confirmed: isoOrNull(ptr.last_confirmed),
+          names: JSON.parse(ptr[0]) as string[],
+          status: ptr[1],
+          checked_at: isoOrNull(ptr[2]),
+          last_confirmed: isoOrNull(ptr[3]),
         }
       : null,
     domains: summary
       ? {
-          current_count: summary.current_count,
-          sample: JSON.parse(summary.sample) as string[],
-          first_observed: isoOrNull(summary.first_observed),
-          last_confirmed: isoOrNull(summary.last_confirmed),
+          current_count: summary[0],
+          sample: JSON.parse(summary[1]) as string[],
+          first_observed: isoOrNull(summary[2]),
+          last_confirmed: isoOrNull(summary[3]),
         }
       : { current_count: 0, sample: [], first_observed: null, last_confirmed: null },
     is_bogon: false as const,
@@ -111,6 +108,23 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
 }
 
 export type LookupIpResponse = ReturnType<typeof lookupIp>;
+
+type PtrRow = [names: string, status: string, checkedAt: number, lastConfirmed: number | null];
+
+/** The address's PTR row; none without a seek when the release has no PTR names at all. */
+function ptrRow(release: Release, text: string): PtrRow | undefined {
+  const any = perRelease(
+    release,
+    'hasPtrNames',
+    () => release.db.prepare(`SELECT EXISTS (SELECT 1 FROM ptr)`).pluck().get() === 1,
+  );
+  if (!any) return undefined;
+  return statement(
+    release,
+    `SELECT names, status, checked_at, last_confirmed FROM ptr WHERE value = ?`,
+    true,
+  ).get(text) as PtrRow | undefined;
+}
 
 /** A lookup_ip answer and its JSON; shared between callers, so none of it may be changed. */
 export interface LookupIpAnswer {
@@ -179,6 +193,11 @@ export async function warmLookupIp(release: Release): Promise<void> {
   const [asnRanges, segments] = [await loadAsnRanges(release.db), await loadProviderSegments(release.db)];
   release.cache.set(ASN_RANGES, asnRanges);
   release.cache.set(PROVIDER_SEGMENTS, segments);
+}
+
+/** asn_range in memory once warmLookupIp has loaded it (lookup_asn pages from it too). */
+export function loadedAsnRanges(release: Release): AsnRanges | undefined {
+  return release.cache.get(ASN_RANGES) as AsnRanges | undefined;
 }
 
 /** Ids of the published ranges holding the address, most specific first. */

@@ -126,6 +126,66 @@ export interface AsnRanges {
   asns: Float64Array;
   /** The 16-byte primary key (first) of row i is words[4i .. 4i+3]. */
   firstWords: Uint32Array;
+  /** The 16-byte `last` of row i is lastWords[4i .. 4i+3]. */
+  lastWords: Uint32Array;
+  /** The routed rows of each AS (GET /v1/asn/{asn}), see AsnRows. */
+  byAsn: AsnRows;
+}
+
+/**
+ * The rows of each AS in the order of its ranges on GET /v1/asn/{asn} (IPv4 first, then IPv6, each
+ * by first address): the rows of AS asnKeys[i] are rows[starts[i] .. starts[i + 1]).
+ */
+export interface AsnRows {
+  /** Distinct AS numbers, ascending. */
+  asnKeys: Float64Array;
+  starts: Uint32Array;
+  rows: Uint32Array;
+}
+
+/** The rows of `asn` (positions into AsnRanges' per-row arrays), empty when it routes nothing. */
+export function rowsOfAsn(byAsn: AsnRows, asn: number): Uint32Array {
+  const keys = byAsn.asnKeys;
+  let lo = 0;
+  let hi = keys.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    if (k === asn) return byAsn.rows.subarray(byAsn.starts[mid], byAsn.starts[mid + 1]);
+    if (k < asn) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return byAsn.rows.subarray(0, 0);
+}
+
+/** True when the 16-byte key of row `row` (in `words`) is an IPv4-mapped address. */
+export function isMappedRow(words: Uint32Array, row: number): boolean {
+  return words[row * 4] === 0 && words[row * 4 + 1] === 0 && words[row * 4 + 2] === 0xffff;
+}
+
+/**
+ * Groups the routed rows by AS (a counting sort: rows stay in key order within an AS), IPv4 rows
+ * before IPv6 rows.
+ */
+function groupByAsn(asns: Float64Array, firstWords: Uint32Array): AsnRows {
+  const distinct = new Set<number>();
+  for (const asn of asns) if (asn >= 0) distinct.add(asn);
+  const asnKeys = Float64Array.from(distinct).sort();
+  const slot = new Map<number, number>();
+  asnKeys.forEach((asn, i) => slot.set(asn, i));
+  const starts = new Uint32Array(asnKeys.length + 1);
+  for (const asn of asns) if (asn >= 0) starts[slot.get(asn)! + 1]! += 1;
+  for (let i = 0; i < asnKeys.length; i++) starts[i + 1]! += starts[i]!;
+  const fill = starts.slice(0, asnKeys.length);
+  const rows = new Uint32Array(starts[asnKeys.length]!);
+  for (const mapped of [true, false]) {
+    for (let row = 0; row < asns.length; row++) {
+      const asn = asns[row]!;
+      if (asn < 0 || isMappedRow(firstWords, row) !== mapped) continue;
+      rows[fill[slot.get(asn)!]!++] = row;
+    }
+  }
+  return { asnKeys, starts, rows };
 }
 
 export function asnRangeKey(ranges: AsnRanges, row: number): Buffer {
@@ -168,16 +228,28 @@ export async function loadAsnRanges(db: Database.Database): Promise<AsnRanges> {
   const index = new RangeIndexBuilder();
   const asns: number[] = [];
   const firstWords = new Words();
+  const lastWords = new Words();
   await readChunks<[Buffer, Buffer, number | null]>(
     db,
     (where) => `SELECT first, last, asn FROM asn_range ${where} ORDER BY first LIMIT ?`,
     ([first, last, asn]) => {
       index.add(first, last);
       asns.push(asn ?? -1);
-      for (let w = 0; w < 4; w++) firstWords.push(first.readUInt32BE(w * 4));
+      for (let w = 0; w < 4; w++) {
+        firstWords.push(first.readUInt32BE(w * 4));
+        lastWords.push(last.readUInt32BE(w * 4));
+      }
     },
   );
-  return { index: index.build(), asns: Float64Array.from(asns), firstWords: firstWords.done() };
+  const asnPerRow = Float64Array.from(asns);
+  const first = firstWords.done();
+  return {
+    index: index.build(),
+    asns: asnPerRow,
+    firstWords: first,
+    lastWords: lastWords.done(),
+    byAsn: groupByAsn(asnPerRow, first),
+  };
 }
 
 export async function loadProviderSegments(db: Database.Database): Promise<ProviderSegments> {

@@ -20,6 +20,7 @@ import {
   type Release,
 } from '../../shared/queries/index.js';
 import { ApiError } from '../../shared/errors.js';
+import { encodeCursor } from '../../shared/queries/paging.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'queries-'));
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -520,6 +521,64 @@ t.test('range tables in memory answer exactly as the SQL seeks do', async (t) =>
   }
   t.ok(compared > 300, `compared ${compared} addresses`);
   t.ok(inRanges > 200, `${inRanges} of them inside a mapped or published range`);
+});
+
+t.test('lookup_asn pages from asn_range in memory exactly as from SQL', async (t) => {
+  const warm = openRelease(path.join(demo.releasesDir, demo.file));
+  t.teardown(() => warm.close());
+  await warmLookupIp(warm);
+  const asns = release.db
+    .prepare(`SELECT DISTINCT asn FROM asn_range WHERE asn IS NOT NULL`)
+    .pluck()
+    .all() as number[];
+  t.equal(asns.length, 9, 'the demo release routes 9 AS numbers');
+  let pages = 0;
+  for (const asn of [...asns, 4199999999]) {
+    for (const limit of [1, 2, 100]) {
+      let coldCursor: string | undefined;
+      let warmCursor: string | undefined;
+      do {
+        const cold = lookupAsn(release, { asn: String(asn), limit, cursor: coldCursor });
+        const hot = lookupAsn(warm, { asn: String(asn), limit, cursor: warmCursor });
+        t.same({ ...hot, next_cursor: null, release: null }, { ...cold, next_cursor: null, release: null });
+        t.equal(
+          hot.next_cursor === null,
+          cold.next_cursor === null,
+          `AS${asn} limit ${limit}: same last page`,
+        );
+        coldCursor = cold.next_cursor ?? undefined;
+        warmCursor = hot.next_cursor ?? undefined;
+        pages++;
+      } while (coldCursor !== undefined);
+    }
+  }
+  t.equal(pages, 52, 'pages compared');
+  // Cursor keys a client could craft: each path gives the same page for them.
+  const query = 'lookup_asn\u000013335';
+  const v4 = ['1.1.1.0', '104.16.0.0', '104.28.0.0', '172.67.0.0'];
+  const v6 = ['2606:4700::', '2606:4700:3030::', '2606:4700:4700::'];
+  for (const [key, firsts] of [
+    [[4, ''], v4.slice(0, 3)],
+    [[4, '00000000000000000000ffff01010100'], v4.slice(1, 4)],
+    [[4, '00000000000000000000ffff0101'], v4.slice(0, 3)],
+    [[5, ''], v6],
+    [[6, '26064700'], v6],
+    [[6, 'ffffffffffffffffffffffffffffffffff'], []],
+    [[3, 'zz'], v4.slice(0, 3)],
+  ] as Array<[Array<number | string>, string[]]>) {
+    const cold = lookupAsn(release, { asn: '13335', limit: 3, cursor: encodeCursor(release, query, key) });
+    const hot = lookupAsn(warm, { asn: '13335', limit: 3, cursor: encodeCursor(warm, query, key) });
+    t.same(
+      cold.ranges.map((r) => r.first),
+      firsts,
+      `SQL, cursor key ${JSON.stringify(key)}`,
+    );
+    t.same(
+      hot.ranges.map((r) => r.first),
+      firsts,
+      `in memory, cursor key ${JSON.stringify(key)}`,
+    );
+  }
 });
 
 t.test('responseJson serialises exactly what JSON.stringify does', async (t) => {
