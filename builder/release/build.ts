@@ -25,7 +25,6 @@ import { buildHostingRuns, encodeRun, type IntervalOnNetwork, type NetworkInfo }
 import {
   BatchInsert,
   collectGarbage,
-  intervalsByValue,
   readIntervals,
   readNameMap,
   writeIntervals,
@@ -103,9 +102,14 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       collectGarbage();
       return result;
     });
-    worker.post({ intervals: shareIntervals(intervals) });
+    worker.post({ intervals: shareIntervals(intervals), domainNames: readDomainNames(db) });
     phase('intervals', () => writeIntervals(db, intervals));
-    phase('ip summaries', () => writeIpSummary(db, intervals));
+    // The worker computes the summaries (the samples' JSON) while this thread writes the intervals;
+    // their buffers are garbage once written (collected now: the index build allocates nothing).
+    phase('ip summaries', () => {
+      writeIpSummary(db, intervals.values, worker.summaries());
+      collectGarbage();
+    });
     const [intervalIndexes, otherIndexes] = [
       RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
       RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
@@ -178,23 +182,51 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 }
 
 /** Messages from buildRelease to the worker, in this order. */
-export type WorkerInput = { nameToDomain: Int32Array } | { intervals: SharedIntervals };
+export type WorkerInput =
+  { nameToDomain: Int32Array } | { intervals: SharedIntervals; domainNames: SharedDomainNames };
 
-/** What the worker sends back once (release-worker.ts). */
+/** The domain names in id order (ids are consecutive from firstId), in shared memory. */
+export interface SharedDomainNames {
+  firstId: number;
+  /** The names, newline-separated (PackedText bytes). */
+  bytes: Uint8Array;
+}
+
+/**
+ * Per address (value number, in byte order) the columns of ip_summary, which the worker computes
+ * from the intervals and posts (the buffers transferred) before it writes the hosting runs.
+ */
+export interface IpSummaries {
+  currentCount: Int32Array;
+  first: Float64Array;
+  last: Float64Array;
+  /** The sample texts (JSON arrays of up to 10 names), newline-separated (PackedText bytes). */
+  samples: Uint8Array;
+}
+
+/**
+ * What the worker sends back (release-worker.ts): first { summaries } (flag 1 set), then the result
+ * (flag 0 set). After a failure only the result, with both flags set.
+ */
 export interface WorkerResult {
   error?: string;
   phases?: BuildResult['phases'];
 }
 
 /**
- * Starts release-worker.ts on `file`. buildRelease is synchronous: wait() blocks on a shared flag
- * the worker sets once its result is posted (it always does, also on failure).
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: summaries() and wait() block on
+ * shared flags the worker sets once the message is posted (both are set on failure too).
  */
 function startReleaseWorker(
   file: string,
   options: BuildOptions,
-): { post: (m: WorkerInput) => void; wait: () => BuildResult['phases']; stop: () => void } {
-  const flag = new Int32Array(new SharedArrayBuffer(4));
+): {
+  post: (m: WorkerInput) => void;
+  summaries: () => IpSummaries;
+  wait: () => BuildResult['phases'];
+  stop: () => void;
+} {
+  const flag = new Int32Array(new SharedArrayBuffer(8));
   const toWorker = new MessageChannel();
   const fromWorker = new MessageChannel();
   const url = new URL(`./release-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -222,6 +254,14 @@ function startReleaseWorker(
   return {
     stop,
     post: (m) => toWorker.port1.postMessage(m),
+    summaries: () => {
+      Atomics.wait(flag, 1, 0);
+      const m = receiveMessageOnPort(fromWorker.port1)?.message as
+        { summaries: IpSummaries } | WorkerResult | undefined;
+      if (m && 'summaries' in m) return m.summaries;
+      stop();
+      throw new Error(`release worker: ${m?.error ?? 'no ip summaries'}`);
+    },
     wait: () => {
       Atomics.wait(flag, 0, 0);
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
@@ -615,18 +655,54 @@ export class NetworkResolver {
 }
 
 /** Per address the summary of the IP lookup's `domains` block; addresses in byte order. */
-function writeIpSummary(db: Database.Database, iv: Intervals): void {
-  const names = readDomainNames(db);
-  const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
+function writeIpSummary(db: Database.Database, values: string[], summaries: IpSummaries): void {
+  const { currentCount, first, last } = summaries;
+  const samples = new PackedText(
+    Buffer.from(summaries.samples.buffer, summaries.samples.byteOffset, summaries.samples.length),
+  );
+  if (samples.length !== values.length)
+    throw new Error(`${samples.length} ip samples for ${values.length} addresses`);
   const insert = new BatchInsert(
     db,
     5,
     (rows) =>
       `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES ${rows}`,
   );
-  const { start, rows } = intervalsByValue(iv, iv.values.length);
+  for (let v = 0; v < values.length; v++)
+    insert.row(values[v], currentCount[v], samples.get(v), first[v], last[v]);
+  insert.flush();
+}
+
+/**
+ * The columns of ip_summary per value (run by the worker thread): the number of domains with a
+ * current interval on the address, the first 10 of them (by id) as a JSON array of names, and
+ * the earliest first_observed and latest last_confirmed of all its intervals.
+ */
+export function summarizeIps(
+  iv: IntervalArrays,
+  byValue: { start: Int32Array; rows: Int32Array },
+  valueCount: number,
+  names: SharedDomainNames,
+): IpSummaries {
+  const text = new PackedText(Buffer.from(names.bytes.buffer, names.bytes.byteOffset, names.bytes.length));
+  const { start, rows } = byValue;
+  const currentCount = new Int32Array(valueCount);
+  const firstOf = new Float64Array(valueCount);
+  const lastOf = new Float64Array(valueCount);
+  // About 30 bytes per address at full scale; grown by half when short.
+  let bytes = Buffer.from(new ArrayBuffer(valueCount * 32 + 4096));
+  let used = 0;
+  const room = (n: number): void => {
+    if (used + n <= bytes.length) return;
+    const bigger = Buffer.from(new ArrayBuffer(Math.max(Math.ceil(bytes.length * 1.5), used + n)));
+    bytes.copy(bigger, 0, 0, used);
+    bytes = bigger;
+  };
+  // Names that JSON.stringify leaves as they are (printable ASCII, no quote or backslash) are
+  // copied byte for byte between quotes: no string per name.
+  const copy = text.isJsonSafe();
   const ids: number[] = [];
-  for (let v = 0; v < iv.values.length; v++) {
+  for (let v = 0; v < valueCount; v++) {
     let first = Infinity;
     let last = 0;
     currentDomains(iv, rows, start[v]!, start[v + 1]!, ids);
@@ -635,16 +711,43 @@ function writeIpSummary(db: Database.Database, iv: Intervals): void {
       if (iv.first[i]! < first) first = iv.first[i]!;
       if (iv.last[i]! > last) last = iv.last[i]!;
     }
-    let sample = '[';
-    for (let k = 0; k < ids.length && k < 10; k++)
-      sample += `${k > 0 ? ',' : ''}${JSON.stringify(names.get(ids[k]! - firstId))}`;
-    insert.row(iv.values[v], ids.length, `${sample}]`, first, last);
+    const n = Math.min(ids.length, 10);
+    if (copy) {
+      let size = 3;
+      for (let k = 0; k < n; k++) size += text.byteLength(ids[k]! - names.firstId) + 3;
+      room(size);
+      if (v > 0) bytes[used++] = 10; // '\n'
+      bytes[used++] = 91; // '['
+      for (let k = 0; k < n; k++) {
+        if (k > 0) bytes[used++] = 44; // ','
+        bytes[used++] = 34; // '"'
+        used = text.copyTo(ids[k]! - names.firstId, bytes, used);
+        bytes[used++] = 34;
+      }
+      bytes[used++] = 93; // ']'
+    } else {
+      let sample = v > 0 ? '\n[' : '[';
+      for (let k = 0; k < n; k++)
+        sample += `${k > 0 ? ',' : ''}${JSON.stringify(text.get(ids[k]! - names.firstId))}`;
+      sample += ']';
+      room(sample.length * 3);
+      used += bytes.write(sample, used, 'utf8');
+    }
+    currentCount[v] = ids.length;
+    firstOf[v] = first;
+    lastOf[v] = last;
   }
-  insert.flush();
+  return {
+    currentCount,
+    first: firstOf,
+    last: lastOf,
+    samples: new Uint8Array(bytes.buffer, 0, used),
+  };
 }
 
-/** The domain names in id order (ids are consecutive). */
-function readDomainNames(db: Database.Database): PackedText {
+/** The domain names in id order (ids are consecutive), in shared memory. */
+function readDomainNames(db: Database.Database): SharedDomainNames {
+  const firstId = (db.prepare(`SELECT coalesce(min(id), 1) FROM domain`).pluck().get() as number) ?? 1;
   const chunk = db.prepare(
     `SELECT count(*), max(id), group_concat(name, char(10)) FROM (SELECT id, name FROM domain WHERE id > ? ORDER BY id LIMIT 65536)`,
   );
@@ -657,9 +760,9 @@ function readDomainNames(db: Database.Database): PackedText {
     after = last!;
   }
   const joined = parts.join('\n');
-  const bytes = Buffer.allocUnsafe(Buffer.byteLength(joined));
-  const written = bytes.write(joined, 0, 'utf8');
-  return new PackedText(bytes, written === joined.length);
+  const bytes = Buffer.from(new SharedArrayBuffer(Buffer.byteLength(joined)));
+  bytes.write(joined, 0, 'utf8');
+  return { firstId, bytes };
 }
 
 /** Domain ids (ascending, distinct) with a current interval among rows[from, to) of one value. */
@@ -678,8 +781,13 @@ function currentDomains(iv: IntervalArrays, rows: Int32Array, from: number, to: 
  * current domains on them. `asnOfValue` is the routing AS of each address (NaN: none). Run by the
  * worker thread on its asn table once the hosting runs have set asnOfValue.
  */
-export function writeObserved(db: Database.Database, iv: IntervalArrays, asnOfValue: Float64Array): void {
-  const { start, rows } = intervalsByValue(iv, asnOfValue.length);
+export function writeObserved(
+  db: Database.Database,
+  iv: IntervalArrays,
+  byValue: { start: Int32Array; rows: Int32Array },
+  asnOfValue: Float64Array,
+): void {
+  const { start, rows } = byValue;
   const observedIps = new Map<number, number>();
   const observedDomains = new Map<number, Set<number>>();
   const ids: number[] = [];

@@ -1,10 +1,11 @@
 /**
  * The worker thread of buildRelease (build.ts): while the main thread writes the domains,
  * intervals and IP summaries, it writes into a file of its own the provider ranges and the ASN
- * mapping, then dns_state (once it has the domain ids), then the hosting runs (once it has the
- * intervals) and with the routing AS of every address the observed counts of the asn table. The
- * main thread copies its tables in. Always
- * posts one WorkerResult, then sets the shared flag the main thread waits on.
+ * mapping, then dns_state (once it has the domain ids); once it has the intervals it computes the
+ * ip_summary columns (posted to the main thread, which writes them), then writes the hosting runs
+ * and with the routing AS of every address the observed counts of the asn table. The main thread
+ * copies its tables in. Always posts one WorkerResult, then sets the shared flags the main thread
+ * waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -31,14 +32,27 @@ async function next(): Promise<WorkerInput> {
   return messages.shift()!;
 }
 
+/** Sets flag i (1: the summaries are posted, 0: the result is) and wakes the main thread. */
+function signal(i: number): void {
+  Atomics.store(data.flag, i, 1);
+  Atomics.notify(data.flag, i);
+}
+
 let result: WorkerResult;
 try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { collectGarbage } = await import('./dns-tables.js');
-  const { WORKER_TABLES, unshareIntervals, writeHostingRuns, writeObserved, writeRangeTables, writeStates } =
-    await import('./build.js');
+  const { collectGarbage, intervalsByValue } = await import('./dns-tables.js');
+  const {
+    WORKER_TABLES,
+    summarizeIps,
+    unshareIntervals,
+    writeHostingRuns,
+    writeObserved,
+    writeRangeTables,
+    writeStates,
+  } = await import('./build.js');
   const phases: BuildResult['phases'] = [];
   const phase = <T>(name: string, fn: () => T): T => {
     const started = performance.now();
@@ -64,10 +78,26 @@ try {
     const second = await next();
     if (!('intervals' in second)) throw new Error('expected the intervals second');
     const { iv, values } = unshareIntervals(second.intervals);
+    // First what the main thread waits for: the ip_summary columns.
+    const byValue = phase('ip summaries', () => {
+      const grouped = intervalsByValue(iv, values.length);
+      // Taken out of the message: the names are garbage once the samples are made.
+      const names = second.domainNames;
+      (second as { domainNames?: unknown }).domainNames = undefined;
+      const s = summarizeIps(iv, grouped, values.length, names);
+      data.output.postMessage({ summaries: s }, [
+        s.currentCount.buffer as ArrayBuffer,
+        s.first.buffer as ArrayBuffer,
+        s.last.buffer as ArrayBuffer,
+        s.samples.buffer as ArrayBuffer,
+      ]);
+      signal(1);
+      return grouped;
+    });
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
-    phase('observed counts', () => writeObserved(db, iv, asnOfValue));
+    phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
     db.exec('COMMIT');
   } finally {
     db.close();
@@ -79,5 +109,5 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
-Atomics.store(data.flag, 0, 1);
-Atomics.notify(data.flag, 0);
+signal(1); // also after a failure before the summaries: the main thread then reads the error
+signal(0);
