@@ -85,3 +85,36 @@ t.test('a file that is not in the format is refused with its name', async (t) =>
   );
   t.equal(db.prepare(`SELECT count(*) FROM source_snapshot`).pluck().get(), 0, 'nothing stored');
 });
+
+t.test('a seed list replaces the seed table whole (rows in batches of 64 and one by one)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
+  const db = openState(path.join(dir, 'state'));
+  t.teardown(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const file = path.join(dir, 'top-1m.csv');
+  const snapshot = (lines: string[], now: number) => {
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    return importSnapshot(db, getSource('tranco')!, [describeFile(file, now)], { origin: 'import', now });
+  };
+  // 130 names (two full batches and two single rows), one repeated and one to normalise.
+  const lines = Array.from({ length: 130 }, (_, i) => `${i + 1},name${i + 1}.example`);
+  lines[5] = '6,Name6.Example.';
+  lines.push('131,name1.example');
+  const first = snapshot(lines, 1000);
+  t.same([first.read, first.written, first.rejectedCount], [131, 130, 0]);
+  t.equal(db.prepare(`SELECT count(*) FROM seed`).pluck().get(), 130);
+  t.same(db.prepare(`SELECT domain, rank FROM seed WHERE rank IN (1, 6, 129, 130) ORDER BY rank`).all(), [
+    { domain: 'name1.example', rank: 1 },
+    { domain: 'name6.example', rank: 6 },
+    { domain: 'name129.example', rank: 129 },
+    { domain: 'name130.example', rank: 130 },
+  ]);
+  const second = snapshot(['1,other.example', '2,name2.example'], 2000);
+  t.equal(second.written, 2);
+  t.same(db.prepare(`SELECT domain, rank FROM seed ORDER BY rank`).all(), [
+    { domain: 'other.example', rank: 1 },
+    { domain: 'name2.example', rank: 2 },
+  ]);
+});
