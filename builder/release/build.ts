@@ -104,12 +104,8 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     worker.post({ intervals: shareIntervals(intervals), domainNames: readDomainNames(db) });
     phase('intervals', () => writeIntervals(db, intervals));
-    // The worker computes the summaries (the samples' JSON) while this thread writes the intervals;
-    // their buffers are garbage once written (collected now: the index build allocates nothing).
-    phase('ip summaries', () => {
-      writeIpSummary(db, intervals.values, worker.summaries());
-      collectGarbage();
-    });
+    // The worker computes the summaries (the samples' JSON) while this thread writes the intervals.
+    phase('ip summaries', () => writeIpSummary(db, intervals.values, worker.summaries));
     const [intervalIndexes, otherIndexes] = [
       RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
       RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
@@ -192,11 +188,17 @@ export interface SharedDomainNames {
   bytes: Uint8Array;
 }
 
+/** Addresses per IpSummaries message: a few MB each, written and dropped one after another. */
+export const IP_SUMMARY_CHUNK = 1 << 18;
+
 /**
- * Per address (value number, in byte order) the columns of ip_summary, which the worker computes
- * from the intervals and posts (the buffers transferred) before it writes the hosting runs.
+ * The columns of ip_summary for the addresses [from, to) (value numbers, in byte order), which the
+ * worker computes from the intervals and posts in chunks (the buffers transferred) before it
+ * writes the hosting runs.
  */
 export interface IpSummaries {
+  from: number;
+  to: number;
   currentCount: Int32Array;
   first: Float64Array;
   last: Float64Array;
@@ -205,8 +207,8 @@ export interface IpSummaries {
 }
 
 /**
- * What the worker sends back (release-worker.ts): first { summaries } (flag 1 set), then the result
- * (flag 0 set). After a failure only the result, with both flags set.
+ * What the worker sends back (release-worker.ts): first { summaries } chunks (flag 1 counts them),
+ * then the result (flag 0 set). After a failure the result, with flag 1 set past any count.
  */
 export interface WorkerResult {
   error?: string;
@@ -222,7 +224,8 @@ function startReleaseWorker(
   options: BuildOptions,
 ): {
   post: (m: WorkerInput) => void;
-  summaries: () => IpSummaries;
+  /** The chunk after `received` chunks (waits for it). */
+  summaries: (received: number) => IpSummaries;
   wait: () => BuildResult['phases'];
   stop: () => void;
 } {
@@ -254,8 +257,8 @@ function startReleaseWorker(
   return {
     stop,
     post: (m) => toWorker.port1.postMessage(m),
-    summaries: () => {
-      Atomics.wait(flag, 1, 0);
+    summaries: (received) => {
+      Atomics.wait(flag, 1, received);
       const m = receiveMessageOnPort(fromWorker.port1)?.message as
         { summaries: IpSummaries } | WorkerResult | undefined;
       if (m && 'summaries' in m) return m.summaries;
@@ -606,7 +609,7 @@ export function writeStates(db: Database.Database, nameToDomain: Int32Array): vo
 export class NetworkResolver {
   private readonly byKey = new Map<string, NetworkInfo>();
   private readonly asnInfo = new Map<number, { name: string | null; category: string | null }>();
-  private static readonly BOGON: NetworkInfo = {
+  static readonly BOGON: NetworkInfo = {
     key: 'bogon',
     public: false,
     asn: null,
@@ -654,22 +657,24 @@ export class NetworkResolver {
   }
 }
 
-/** Per address the summary of the IP lookup's `domains` block; addresses in byte order. */
-function writeIpSummary(db: Database.Database, values: string[], summaries: IpSummaries): void {
-  const { currentCount, first, last } = summaries;
-  const samples = new PackedText(
-    Buffer.from(summaries.samples.buffer, summaries.samples.byteOffset, summaries.samples.length),
-  );
-  if (samples.length !== values.length)
-    throw new Error(`${samples.length} ip samples for ${values.length} addresses`);
+/**
+ * Per address the summary of the IP lookup's `domains` block; addresses in byte order, their
+ * columns as the worker posts them (`next(k)`: the chunk after k chunks).
+ */
+function writeIpSummary(db: Database.Database, values: string[], next: (k: number) => IpSummaries): void {
   const insert = new BatchInsert(
     db,
     5,
     (rows) =>
       `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES ${rows}`,
   );
-  for (let v = 0; v < values.length; v++)
-    insert.row(values[v], currentCount[v], samples.get(v), first[v], last[v]);
+  for (let v = 0, k = 0; v < values.length; k++) {
+    const { from, to, currentCount, first, last, samples: bytes } = next(k);
+    const samples = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+    if (from !== v || samples.length !== to - from) throw new Error(`ip summaries ${from}..${to} at ${v}`);
+    for (; v < to; v++)
+      insert.row(values[v], currentCount[v - from], samples.get(v - from), first[v - from], last[v - from]);
+  }
   insert.flush();
 }
 
@@ -681,16 +686,17 @@ function writeIpSummary(db: Database.Database, values: string[], summaries: IpSu
 export function summarizeIps(
   iv: IntervalArrays,
   byValue: { start: Int32Array; rows: Int32Array },
-  valueCount: number,
-  names: SharedDomainNames,
+  from: number,
+  to: number,
+  text: PackedText,
+  firstId: number,
 ): IpSummaries {
-  const text = new PackedText(Buffer.from(names.bytes.buffer, names.bytes.byteOffset, names.bytes.length));
   const { start, rows } = byValue;
-  const currentCount = new Int32Array(valueCount);
-  const firstOf = new Float64Array(valueCount);
-  const lastOf = new Float64Array(valueCount);
+  const currentCount = new Int32Array(to - from);
+  const firstOf = new Float64Array(to - from);
+  const lastOf = new Float64Array(to - from);
   // About 30 bytes per address at full scale; grown by half when short.
-  let bytes = Buffer.from(new ArrayBuffer(valueCount * 32 + 4096));
+  let bytes = Buffer.from(new ArrayBuffer((to - from) * 32 + 4096));
   let used = 0;
   const room = (n: number): void => {
     if (used + n <= bytes.length) return;
@@ -702,7 +708,7 @@ export function summarizeIps(
   // copied byte for byte between quotes: no string per name.
   const copy = text.isJsonSafe();
   const ids: number[] = [];
-  for (let v = 0; v < valueCount; v++) {
+  for (let v = from; v < to; v++) {
     let first = Infinity;
     let last = 0;
     currentDomains(iv, rows, start[v]!, start[v + 1]!, ids);
@@ -714,30 +720,32 @@ export function summarizeIps(
     const n = Math.min(ids.length, 10);
     if (copy) {
       let size = 3;
-      for (let k = 0; k < n; k++) size += text.byteLength(ids[k]! - names.firstId) + 3;
+      for (let k = 0; k < n; k++) size += text.byteLength(ids[k]! - firstId) + 3;
       room(size);
-      if (v > 0) bytes[used++] = 10; // '\n'
+      if (v > from) bytes[used++] = 10; // '\n'
       bytes[used++] = 91; // '['
       for (let k = 0; k < n; k++) {
         if (k > 0) bytes[used++] = 44; // ','
         bytes[used++] = 34; // '"'
-        used = text.copyTo(ids[k]! - names.firstId, bytes, used);
+        used = text.copyTo(ids[k]! - firstId, bytes, used);
         bytes[used++] = 34;
       }
       bytes[used++] = 93; // ']'
     } else {
-      let sample = v > 0 ? '\n[' : '[';
+      let sample = v > from ? '\n[' : '[';
       for (let k = 0; k < n; k++)
-        sample += `${k > 0 ? ',' : ''}${JSON.stringify(text.get(ids[k]! - names.firstId))}`;
+        sample += `${k > 0 ? ',' : ''}${JSON.stringify(text.get(ids[k]! - firstId))}`;
       sample += ']';
       room(sample.length * 3);
       used += bytes.write(sample, used, 'utf8');
     }
-    currentCount[v] = ids.length;
-    firstOf[v] = first;
-    lastOf[v] = last;
+    currentCount[v - from] = ids.length;
+    firstOf[v - from] = first;
+    lastOf[v - from] = last;
   }
   return {
+    from,
+    to,
     currentCount,
     first: firstOf,
     last: lastOf,
@@ -827,21 +835,30 @@ export function writeHostingRuns(
   for (let i = 0; i < iv.count; i++) if (iv.ended[i] !== iv.ended[i]) current[iv.value[i]!] = 1;
   for (let v = 0; v < values.length; v++) if (current[v]) byValue[v] = networks.of(values.get(v));
   const pending: IntervalOnNetwork[] = [];
+  // The interval objects are reused from domain to domain (buildHostingRuns keeps none of them),
+  // and carry the value number, not its text: millions fewer objects and strings to collect.
+  const pool: IntervalOnNetwork[] = [];
   for (let i = 0; i < iv.count;) {
     const d = iv.domain[i]!;
     pending.length = 0;
     for (; i < iv.count && iv.domain[i] === d; i++) {
       const v = iv.value[i]!;
-      const value = values.get(v);
       const e = iv.ended[i]!;
-      pending.push({
-        rtype: iv.aaaa[i] ? 'AAAA' : 'A',
-        value,
-        firstObserved: iv.first[i]!,
-        lastConfirmed: iv.last[i]!,
-        endedAt: e === e ? e : null,
-        network: (byValue[v] ??= networks.of(value)),
+      const item = (pool[pending.length] ??= {
+        rtype: 'A',
+        value: 0,
+        firstObserved: 0,
+        lastConfirmed: 0,
+        endedAt: null,
+        network: NetworkResolver.BOGON,
       });
+      item.rtype = iv.aaaa[i] ? 'AAAA' : 'A';
+      item.value = v;
+      item.firstObserved = iv.first[i]!;
+      item.lastConfirmed = iv.last[i]!;
+      item.endedAt = e === e ? e : null;
+      item.network = byValue[v] ??= networks.of(values.get(v));
+      pending.push(item);
     }
     // Already in first_observed order (then record type and value), as buildHostingRuns needs.
     const { runs, truncated } = buildHostingRuns(pending);

@@ -32,19 +32,14 @@ async function next(): Promise<WorkerInput> {
   return messages.shift()!;
 }
 
-/** Sets flag i (1: the summaries are posted, 0: the result is) and wakes the main thread. */
-function signal(i: number): void {
-  Atomics.store(data.flag, i, 1);
-  Atomics.notify(data.flag, i);
-}
-
 let result: WorkerResult;
 try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { collectGarbage, intervalsByValue } = await import('./dns-tables.js');
+  const { collectGarbage, intervalsByValue, PackedText } = await import('./dns-tables.js');
   const {
+    IP_SUMMARY_CHUNK,
     WORKER_TABLES,
     summarizeIps,
     unshareIntervals,
@@ -82,16 +77,27 @@ try {
     const byValue = phase('ip summaries', () => {
       const grouped = intervalsByValue(iv, values.length);
       // Taken out of the message: the names are garbage once the samples are made.
-      const names = second.domainNames;
+      const { bytes, firstId } = second.domainNames;
       (second as { domainNames?: unknown }).domainNames = undefined;
-      const s = summarizeIps(iv, grouped, values.length, names);
-      data.output.postMessage({ summaries: s }, [
-        s.currentCount.buffer as ArrayBuffer,
-        s.first.buffer as ArrayBuffer,
-        s.last.buffer as ArrayBuffer,
-        s.samples.buffer as ArrayBuffer,
-      ]);
-      signal(1);
+      const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      for (let from = 0; from < values.length; from += IP_SUMMARY_CHUNK) {
+        const s = summarizeIps(
+          iv,
+          grouped,
+          from,
+          Math.min(from + IP_SUMMARY_CHUNK, values.length),
+          names,
+          firstId,
+        );
+        data.output.postMessage({ summaries: s }, [
+          s.currentCount.buffer as ArrayBuffer,
+          s.first.buffer as ArrayBuffer,
+          s.last.buffer as ArrayBuffer,
+          s.samples.buffer as ArrayBuffer,
+        ]);
+        Atomics.add(data.flag, 1, 1);
+        Atomics.notify(data.flag, 1);
+      }
       return grouped;
     });
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
@@ -109,5 +115,8 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
-signal(1); // also after a failure before the summaries: the main thread then reads the error
-signal(0);
+// Flag 1 past any count of chunks: a main thread waiting for one after a failure reads the error.
+Atomics.store(data.flag, 1, 1 << 30);
+Atomics.notify(data.flag, 1);
+Atomics.store(data.flag, 0, 1);
+Atomics.notify(data.flag, 0);

@@ -102,10 +102,11 @@ t.test('summarizeIps: per address the current domains, a sample of 10 names and 
     ended: Float64Array.from(rows.map((r) => r[4])),
   };
   const byValue = intervalsByValue(iv, 3);
-  const summarize = (names: string[]) =>
-    summarizeIps(iv, byValue, 3, { firstId: 1, bytes: PackedText.of(names).bytes });
+  const summarize = (names: string[], from = 0, to = 3) =>
+    summarizeIps(iv, byValue, from, to, PackedText.of(names), 1);
   const names = Array.from({ length: 12 }, (_, i) => `d${i + 1}.example`);
   const s = summarize(names);
+  t.same([s.from, s.to], [0, 3]);
   t.same([...s.currentCount], [12, 0, 0]);
   t.same([...s.first], [101, 50, 5]);
   t.same([...s.last], [212, 60, 6]);
@@ -115,6 +116,13 @@ t.test('summarizeIps: per address the current domains, a sample of 10 names and 
   const odd = names.map((n, i) => (i === 1 ? 'quo"te.example' : i === 2 ? 'é.example' : n));
   const oddSamples = Buffer.from(summarize(odd).samples).toString('utf8').split('\n');
   t.same(oddSamples, [JSON.stringify(odd.slice(0, 10)), '[]', '[]']);
+  // A chunk: addresses 1 and 2 only.
+  const chunk = summarize(names, 1, 3);
+  t.same([chunk.from, chunk.to], [1, 3]);
+  t.same([...chunk.currentCount], [0, 0]);
+  t.same([...chunk.first], [50, 5]);
+  t.same([...chunk.last], [60, 6]);
+  t.equal(Buffer.from(chunk.samples).toString('utf8'), '[]\n[]');
 });
 
 t.test('PackedText: byte lengths, copies and whether the texts are JSON-safe', async (t) => {
