@@ -118,3 +118,37 @@ t.test('a seed list replaces the seed table whole (rows in batches of 64 and one
     { domain: 'name2.example', rank: 2 },
   ]);
 });
+
+t.test('an IP-to-ASN snapshot replaces its source rows (64 per statement, then one by one)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
+  const db = openState(path.join(dir, 'state'));
+  t.teardown(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const file = path.join(dir, 'ip2asn-v4.tsv');
+  // 70 ranges 10.0.i.0/24, AS 64500 + i.
+  const lines = Array.from({ length: 70 }, (_, i) => `10.0.${i}.0\t10.0.${i}.255\t${64500 + i}\tUS\tAS ${i}`);
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  const result = importSnapshot(db, getSource('iptoasn')!, [describeFile(file, 1000)], {
+    origin: 'import',
+    now: 1000,
+  });
+  t.same([result.read, result.written, result.rejectedCount], [70, 70, 0]);
+  t.equal(db.prepare(`SELECT count(*) FROM asn_range WHERE source = 'iptoasn'`).pluck().get(), 70);
+  t.same(
+    db
+      .prepare(
+        `SELECT version, first, last, asn, country, descr FROM asn_range WHERE first IN ('10.0.0.0', '10.0.63.0', '10.0.64.0', '10.0.69.0') ORDER BY asn`,
+      )
+      .all(),
+    [0, 63, 64, 69].map((i) => ({
+      version: 4,
+      first: `10.0.${i}.0`,
+      last: `10.0.${i}.255`,
+      asn: 64500 + i,
+      country: 'US',
+      descr: `AS ${i}`,
+    })),
+  );
+});
