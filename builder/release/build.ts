@@ -132,7 +132,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () => writeMeta(db, options));
+    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals)));
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => db.exec('ANALYZE'));
@@ -868,10 +868,26 @@ export function writeHostingRuns(
   for (let v = 0; v < byValue.length; v++) asnOfValue[v] = byValue[v]?.asn ?? NaN;
 }
 
-function writeMeta(db: Database.Database, options: BuildOptions): Record<string, number> {
-  const window = db
-    .prepare(`SELECT min(first_observed) AS first, max(last_confirmed) AS last FROM dns_interval`)
-    .get() as { first: number | null; last: number | null };
+/**
+ * min(first_observed) and max(last_confirmed) of dns_interval (null when it is empty), from the
+ * intervals in memory: the same rows, without a scan of the table.
+ */
+export function intervalWindow(iv: IntervalArrays): { first: number | null; last: number | null } {
+  if (iv.count === 0) return { first: null, last: null };
+  let first = Infinity;
+  let last = -Infinity;
+  for (let i = 0; i < iv.count; i++) {
+    if (iv.first[i]! < first) first = iv.first[i]!;
+    if (iv.last[i]! > last) last = iv.last[i]!;
+  }
+  return { first, last };
+}
+
+function writeMeta(
+  db: Database.Database,
+  options: BuildOptions,
+  window: { first: number | null; last: number | null },
+): Record<string, number> {
   const lastQuery = db.prepare(`SELECT max(last_observed) FROM dns_state`).pluck().get() as number | null;
   const seedSnapshot = db
     .prepare(`SELECT files FROM st.source_snapshot WHERE kind = 'seed'`)
