@@ -105,7 +105,13 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     worker.post({ intervals: shareIntervals(intervals), domainNames: readDomainNames(db) });
     phase('intervals', () => writeIntervals(db, intervals));
     // The worker computes the summaries (the samples' JSON) while this thread writes the intervals.
-    phase('ip summaries', () => writeIpSummary(db, intervals.values, worker.summaries));
+    phase('ip summaries', () => {
+      writeIpSummary(db, intervals.values, worker.summaries);
+      // The address texts (this thread's own copy) are needed no more: freed now, before the
+      // index build, while the worker writes the hosting runs (the peak of the two threads).
+      intervals.values.length = 0;
+      collectGarbage();
+    });
     const [intervalIndexes, otherIndexes] = [
       RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
       RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
@@ -577,32 +583,35 @@ function writeDomains(db: Database.Database): Int32Array {
 }
 
 /**
- * dns_state in (domain id, record type) order without a sort: a temp table lists the name id of
- * each domain id, scanned in order, and each domain's rows are found by the state's primary key.
+ * dns_state in (domain id, record type) order: the state's rows read in their own (name id) order,
+ * each given its domain id from a temp table keyed by name id, then sorted by SQLite. Looking each
+ * domain's rows up in the state by key instead (no sort) read the state's pages at random and
+ * took half as long again (10.1 s against 6.6 s for 4 million rows).
  */
 export function writeStates(db: Database.Database, nameToDomain: Int32Array): void {
-  db.exec(`CREATE TEMP TABLE domain_name (domain_id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL)`);
-  let maxDomain = 0;
-  for (let nameId = 1; nameId < nameToDomain.length; nameId++)
-    maxDomain = Math.max(maxDomain, nameToDomain[nameId]!);
-  const nameOf = new Int32Array(maxDomain + 1);
-  for (let nameId = 1; nameId < nameToDomain.length; nameId++) {
-    const d = nameToDomain[nameId]!;
-    if (d !== 0) nameOf[d] = nameId;
-  }
+  db.exec(`CREATE TEMP TABLE name_domain (name_id INTEGER PRIMARY KEY, domain_id INTEGER NOT NULL)`);
   const insert = new BatchInsert(
     db,
     2,
-    (rows) => `INSERT INTO temp.domain_name (domain_id, name_id) VALUES ${rows}`,
+    (rows) => `INSERT INTO temp.name_domain (name_id, domain_id) VALUES ${rows}`,
   );
-  for (let d = 1; d <= maxDomain; d++) if (nameOf[d] !== 0) insert.row(d, nameOf[d]);
+  for (let nameId = 1; nameId < nameToDomain.length; nameId++)
+    if (nameToDomain[nameId] !== 0) insert.row(nameId, nameToDomain[nameId]);
   insert.flush();
+  // CROSS JOIN: the state is the outer loop, read in order. The sorter keeps up to a page cache's
+  // worth of rows in memory before it writes a run to a temp file: small caches here (8 MiB, as
+  // fast as 32) keep the memory down while the main thread reads the intervals.
+  const caches = [db.pragma('cache_size', { simple: true }), db.pragma('st.cache_size', { simple: true })];
+  db.pragma('cache_size = -8192');
+  db.pragma('st.cache_size = -8192');
   db.exec(`
     INSERT INTO dns_state SELECT m.domain_id, s.rtype, s.outcome, s.good_outcome, s.vals, s.cnames, s.last_observed,
-      s.last_confirmed, s.last_positive FROM temp.domain_name m JOIN st.dns_state s ON s.name_id = m.name_id
+      s.last_confirmed, s.last_positive FROM st.dns_state s CROSS JOIN temp.name_domain m ON m.name_id = s.name_id
       ORDER BY m.domain_id, s.rtype;
-    DROP TABLE temp.domain_name;
+    DROP TABLE temp.name_domain;
   `);
+  db.pragma(`cache_size = ${caches[0] as number}`);
+  db.pragma(`st.cache_size = ${caches[1] as number}`);
 }
 
 /** Network (routing ASN + cloud/hosting/CDN provider under this release) of an address. */
