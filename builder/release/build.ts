@@ -570,15 +570,23 @@ function ownCategory(agg: AsnAggregate, threshold: number): string | null {
 }
 
 /** The domain table (ids in seed-rank order, then other observed names); returns dns_name id -> domain id. */
-function writeDomains(db: Database.Database): Int32Array {
+export function writeDomains(db: Database.Database): Int32Array {
   db.exec(`
     CREATE TEMP TABLE resolved AS
       SELECT domain AS name, rank, 0 AS www FROM st.seed
       UNION ALL SELECT 'www.' || domain, rank, 1 FROM st.seed WHERE domain NOT LIKE 'www.%';
     INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, rank, 1 FROM resolved ORDER BY rank, www, name;
-    INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, NULL, 0 FROM st.dns_name ORDER BY name;
     DROP TABLE temp.resolved;
   `);
+  // Usually every observed name is a seed name or its www. name: the map of the seed domains
+  // then covers all of dns_name, and the names need not be looked up twice.
+  const seedOnly = readNameMap(db);
+  let mapped = 0;
+  for (let nameId = 1; nameId < seedOnly.length; nameId++) if (seedOnly[nameId] !== 0) mapped++;
+  if (mapped === (db.prepare(`SELECT count(*) FROM st.dns_name`).pluck().get() as number)) return seedOnly;
+  db.exec(
+    `INSERT OR IGNORE INTO domain (name, rank, in_seed) SELECT name, NULL, 0 FROM st.dns_name ORDER BY name`,
+  );
   return readNameMap(db);
 }
 

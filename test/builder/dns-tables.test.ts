@@ -7,7 +7,9 @@ import {
   sortAscii,
   ValueNumbers,
 } from '../../builder/release/dns-tables.js';
-import { summarizeIps } from '../../builder/release/build.js';
+import Database from 'better-sqlite3';
+import { summarizeIps, writeDomains } from '../../builder/release/build.js';
+import { RELEASE_TABLES } from '../../shared/release-schema.js';
 
 t.test('sortAscii sorts in byte order, as Array.prototype.sort does', async (t) => {
   const texts = [
@@ -136,4 +138,34 @@ t.test('PackedText: byte lengths, copies and whether the texts are JSON-safe', a
   t.equal(PackedText.of(['a"b']).isJsonSafe(), false);
   t.equal(PackedText.of(['a\tb']).isJsonSafe(), false);
   t.equal(PackedText.of(['é']).isJsonSafe(), false);
+});
+
+t.test('writeDomains: seed names in rank order (apex, then www.), then other observed names', async (t) => {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec(`ATTACH DATABASE ':memory:' AS st`);
+  db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
+  db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
+  db.exec(RELEASE_TABLES.domain);
+  db.exec(`INSERT INTO st.seed VALUES ('b.example', 1), ('a.example', 2), ('www.c.example', 3)`);
+  db.exec(`INSERT INTO st.dns_name VALUES (1, 'a.example'), (2, 'www.b.example'), (4, 'www.c.example')`);
+  const ids = (map: Int32Array) => [...map];
+  db.exec('BEGIN');
+  t.same(ids(writeDomains(db)), [0, 3, 2, 0, 5], 'every observed name is a seed name: one lookup');
+  t.same(db.prepare(`SELECT id, name, rank, in_seed FROM domain ORDER BY id`).raw().all(), [
+    [1, 'b.example', 1, 1],
+    [2, 'www.b.example', 1, 1],
+    [3, 'a.example', 2, 1],
+    [4, 'www.a.example', 2, 1],
+    [5, 'www.c.example', 3, 1],
+  ]);
+  db.exec('ROLLBACK');
+  db.exec(`INSERT INTO st.dns_name VALUES (5, 'z.example'), (6, 'y.example')`);
+  db.exec('BEGIN');
+  t.same(ids(writeDomains(db)), [0, 3, 2, 0, 5, 7, 6], 'names outside the seed come after it, by name');
+  t.same(db.prepare(`SELECT id, name, rank, in_seed FROM domain WHERE id > 5 ORDER BY id`).raw().all(), [
+    [6, 'y.example', null, 0],
+    [7, 'z.example', null, 0],
+  ]);
+  db.exec('ROLLBACK');
 });
