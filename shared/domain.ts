@@ -25,6 +25,24 @@ function show(text: string): string {
   return JSON.stringify(text.length > 70 ? `${text.slice(0, 70)}…` : text);
 }
 
+const NORMAL_NAME_RE = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const DIGITS_TLD_RE = /\.\d+$/;
+
+/**
+ * True only when normalizeDomain(text) returns text itself: already lowercase LDH labels of at
+ * most 63 characters with no hyphen at either end, at least two, no `xn--` anywhere (punycode is
+ * checked the long way), a last label that is not all digits, at most 253 characters. A cheap
+ * test for bulk input (the seed list) that is nearly always in this form; false says nothing.
+ */
+export function isNormalizedDomain(text: string): boolean {
+  return (
+    text.length <= MAX_LENGTH &&
+    NORMAL_NAME_RE.test(text) &&
+    !DIGITS_TLD_RE.test(text) &&
+    !text.includes('xn--')
+  );
+}
+
 export function normalizeDomain(input: string): NormalizedDomain {
   if (input === '') return fail('domain is empty');
   if (input.length > 1024) return fail(`domain is longer than ${MAX_LENGTH} characters`);

@@ -109,6 +109,30 @@ export class PackedText {
     return new PackedText(bytes, written === text.length);
   }
 
+  /** Bytes of text i. */
+  byteLength(i: number): number {
+    return this.offsets[i + 1]! - 1 - this.offsets[i]!;
+  }
+
+  /** Copies the bytes of text i into target at `at`; returns the position after them. */
+  copyTo(i: number, target: Uint8Array, at: number): number {
+    const { bytes } = this;
+    const end = this.offsets[i + 1]! - 1;
+    for (let k = this.offsets[i]!; k < end; k++) target[at++] = bytes[k]!;
+    return at;
+  }
+
+  /** Whether JSON.stringify leaves every text as it is, between quotes (printable ASCII, no " or \\). */
+  isJsonSafe(): boolean {
+    const { bytes } = this;
+    for (let k = 0; k < bytes.length; k++) {
+      const c = bytes[k]!;
+      if (c === 10) continue; // the separator
+      if (c < 32 || c > 126 || c === 34 || c === 92) return false;
+    }
+    return true;
+  }
+
   get(i: number): string {
     const start = this.offsets[i]!;
     const end = this.offsets[i + 1]! - 1;

@@ -10,7 +10,8 @@ export { decodeRun, encodeRun, type EncodedRun, type HostingRun } from '../../sh
 
 export interface IntervalOnNetwork {
   rtype: string;
-  value: string;
+  /** The address, or any number standing for it (only the count of distinct ones is used). */
+  value: string | number;
   firstObserved: number;
   lastConfirmed: number;
   endedAt: number | null;
@@ -29,7 +30,7 @@ export interface NetworkInfo {
 
 interface OpenRun {
   network: NetworkInfo;
-  values: Set<string>;
+  values: Set<string | number>;
   rtypes: Set<string>;
   first: number;
   last: number;

@@ -1,10 +1,11 @@
 /**
  * The worker thread of buildRelease (build.ts): while the main thread writes the domains,
  * intervals and IP summaries, it writes into a file of its own the provider ranges and the ASN
- * mapping, then dns_state (once it has the domain ids), then the hosting runs (once it has the
- * intervals) and with the routing AS of every address the observed counts of the asn table. The
- * main thread copies its tables in. Always
- * posts one WorkerResult, then sets the shared flag the main thread waits on.
+ * mapping, then dns_state (once it has the domain ids); once it has the intervals it computes the
+ * ip_summary columns (posted to the main thread, which writes them), then writes the hosting runs
+ * and with the routing AS of every address the observed counts of the asn table. The main thread
+ * copies its tables in. Always posts one WorkerResult, then sets the shared flags the main thread
+ * waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -36,9 +37,17 @@ try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { collectGarbage } = await import('./dns-tables.js');
-  const { WORKER_TABLES, unshareIntervals, writeHostingRuns, writeObserved, writeRangeTables, writeStates } =
-    await import('./build.js');
+  const { collectGarbage, intervalsByValue, PackedText } = await import('./dns-tables.js');
+  const {
+    IP_SUMMARY_CHUNK,
+    WORKER_TABLES,
+    summarizeIps,
+    unshareIntervals,
+    writeHostingRuns,
+    writeObserved,
+    writeRangeTables,
+    writeStates,
+  } = await import('./build.js');
   const phases: BuildResult['phases'] = [];
   const phase = <T>(name: string, fn: () => T): T => {
     const started = performance.now();
@@ -64,10 +73,37 @@ try {
     const second = await next();
     if (!('intervals' in second)) throw new Error('expected the intervals second');
     const { iv, values } = unshareIntervals(second.intervals);
+    // First what the main thread waits for: the ip_summary columns.
+    const byValue = phase('ip summaries', () => {
+      const grouped = intervalsByValue(iv, values.length);
+      // Taken out of the message: the names are garbage once the samples are made.
+      const { bytes, firstId } = second.domainNames;
+      (second as { domainNames?: unknown }).domainNames = undefined;
+      const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      for (let from = 0; from < values.length; from += IP_SUMMARY_CHUNK) {
+        const s = summarizeIps(
+          iv,
+          grouped,
+          from,
+          Math.min(from + IP_SUMMARY_CHUNK, values.length),
+          names,
+          firstId,
+        );
+        data.output.postMessage({ summaries: s }, [
+          s.currentCount.buffer as ArrayBuffer,
+          s.first.buffer as ArrayBuffer,
+          s.last.buffer as ArrayBuffer,
+          s.samples.buffer as ArrayBuffer,
+        ]);
+        Atomics.add(data.flag, 1, 1);
+        Atomics.notify(data.flag, 1);
+      }
+      return grouped;
+    });
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
-    phase('observed counts', () => writeObserved(db, iv, asnOfValue));
+    phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
     db.exec('COMMIT');
   } finally {
     db.close();
@@ -79,5 +115,8 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
+// Flag 1 past any count of chunks: a main thread waiting for one after a failure reads the error.
+Atomics.store(data.flag, 1, 1 << 30);
+Atomics.notify(data.flag, 1);
 Atomics.store(data.flag, 0, 1);
 Atomics.notify(data.flag, 0);

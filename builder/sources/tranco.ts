@@ -5,7 +5,7 @@
  * rank; the repeat counts as read, not rejected. Tranco serves the list as a zip
  * (https://tranco-list.eu/top-1m.csv.zip): unzip it and import top-1m.csv locally.
  */
-import { normalizeDomain } from '../../shared/domain.js';
+import { isNormalizedDomain, normalizeDomain, type NormalizedDomain } from '../../shared/domain.js';
 import { forEachLine, quote } from './common/lines.js';
 import type { ParseResult, Rejected, SeedRecord, SourceDefinition } from './types.js';
 
@@ -32,13 +32,17 @@ function parse(text: string, _file: string): ParseResult<SeedRecord> {
       });
       return;
     }
-    const normalized = normalizeDomain(line.slice(comma + 1));
+    const text = line.slice(comma + 1);
+    const normalized: NormalizedDomain = isNormalizedDomain(text)
+      ? { ok: true, domain: text }
+      : normalizeDomain(text);
     if (!normalized.ok) {
       rejected.push({ line: lineNumber, reason: `expected a domain in column 2: ${normalized.reason}` });
       return;
     }
-    if (seen.has(normalized.domain)) return;
+    const known = seen.size;
     seen.add(normalized.domain);
+    if (seen.size === known) return;
     records.push({ rank: Number(rankText), domain: normalized.domain });
   });
   return { records, rejected, read };

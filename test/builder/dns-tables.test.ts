@@ -1,10 +1,15 @@
 import t from 'tap';
 import {
   canonicalIpv4,
+  intervalsByValue,
   JsonArraysOfText,
+  PackedText,
   sortAscii,
   ValueNumbers,
 } from '../../builder/release/dns-tables.js';
+import Database from 'better-sqlite3';
+import { summarizeIps, writeDomains } from '../../builder/release/build.js';
+import { RELEASE_TABLES } from '../../shared/release-schema.js';
 
 t.test('sortAscii sorts in byte order, as Array.prototype.sort does', async (t) => {
   const texts = [
@@ -78,4 +83,89 @@ t.test('ValueNumbers and JsonArraysOfText number each text once, in first-seen o
   t.equal(many.texts()[1_000_255], '2001:db8::ff');
   t.throws(() => new JsonArraysOfText('["a').next(numbers), /end of a string/);
   t.throws(() => new JsonArraysOfText('["a"]x').end(), /expected the end/);
+});
+
+t.test('summarizeIps: per address the current domains, a sample of 10 names and the time span', async (t) => {
+  // 12 domains (ids 1..12) on address 0, currently; domain 3 also ended on address 1; address 2
+  // has only an ended interval. Rows in release order (domain id, then first_observed).
+  const rows: Array<[number, number, number, number, number]> = []; // domain, value, first, last, ended
+  for (let d = 1; d <= 12; d++) {
+    if (d === 3) rows.push([3, 1, 50, 60, 70]);
+    rows.push([d, 0, 100 + d, 200 + d, NaN]);
+  }
+  rows.push([12, 2, 5, 6, 7]);
+  const iv = {
+    count: rows.length,
+    domain: Int32Array.from(rows.map((r) => r[0])),
+    value: Int32Array.from(rows.map((r) => r[1])),
+    aaaa: new Uint8Array(rows.length),
+    first: Float64Array.from(rows.map((r) => r[2])),
+    last: Float64Array.from(rows.map((r) => r[3])),
+    ended: Float64Array.from(rows.map((r) => r[4])),
+  };
+  const byValue = intervalsByValue(iv, 3);
+  const summarize = (names: string[], from = 0, to = 3) =>
+    summarizeIps(iv, byValue, from, to, PackedText.of(names), 1);
+  const names = Array.from({ length: 12 }, (_, i) => `d${i + 1}.example`);
+  const s = summarize(names);
+  t.same([s.from, s.to], [0, 3]);
+  t.same([...s.currentCount], [12, 0, 0]);
+  t.same([...s.first], [101, 50, 5]);
+  t.same([...s.last], [212, 60, 6]);
+  const samples = Buffer.from(s.samples).toString('utf8').split('\n');
+  t.same(samples, [JSON.stringify(names.slice(0, 10)), '[]', '[]']);
+  // Names JSON.stringify escapes take the string path; the texts are the same.
+  const odd = names.map((n, i) => (i === 1 ? 'quo"te.example' : i === 2 ? 'é.example' : n));
+  const oddSamples = Buffer.from(summarize(odd).samples).toString('utf8').split('\n');
+  t.same(oddSamples, [JSON.stringify(odd.slice(0, 10)), '[]', '[]']);
+  // A chunk: addresses 1 and 2 only.
+  const chunk = summarize(names, 1, 3);
+  t.same([chunk.from, chunk.to], [1, 3]);
+  t.same([...chunk.currentCount], [0, 0]);
+  t.same([...chunk.first], [50, 5]);
+  t.same([...chunk.last], [60, 6]);
+  t.equal(Buffer.from(chunk.samples).toString('utf8'), '[]\n[]');
+});
+
+t.test('PackedText: byte lengths, copies and whether the texts are JSON-safe', async (t) => {
+  const p = PackedText.of(['ab', '', 'xyz']);
+  t.same([p.byteLength(0), p.byteLength(1), p.byteLength(2)], [2, 0, 3]);
+  const target = new Uint8Array(8).fill(46);
+  t.equal(p.copyTo(2, target, 1), 4);
+  t.equal(Buffer.from(target).toString('latin1'), '.xyz....');
+  t.equal(p.isJsonSafe(), true);
+  t.equal(PackedText.of(['a\\b']).isJsonSafe(), false);
+  t.equal(PackedText.of(['a"b']).isJsonSafe(), false);
+  t.equal(PackedText.of(['a\tb']).isJsonSafe(), false);
+  t.equal(PackedText.of(['é']).isJsonSafe(), false);
+});
+
+t.test('writeDomains: seed names in rank order (apex, then www.), then other observed names', async (t) => {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec(`ATTACH DATABASE ':memory:' AS st`);
+  db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
+  db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
+  db.exec(RELEASE_TABLES.domain);
+  db.exec(`INSERT INTO st.seed VALUES ('b.example', 1), ('a.example', 2), ('www.c.example', 3)`);
+  db.exec(`INSERT INTO st.dns_name VALUES (1, 'a.example'), (2, 'www.b.example'), (4, 'www.c.example')`);
+  const ids = (map: Int32Array) => [...map];
+  db.exec('BEGIN');
+  t.same(ids(writeDomains(db)), [0, 3, 2, 0, 5], 'every observed name is a seed name: one lookup');
+  t.same(db.prepare(`SELECT id, name, rank, in_seed FROM domain ORDER BY id`).raw().all(), [
+    [1, 'b.example', 1, 1],
+    [2, 'www.b.example', 1, 1],
+    [3, 'a.example', 2, 1],
+    [4, 'www.a.example', 2, 1],
+    [5, 'www.c.example', 3, 1],
+  ]);
+  db.exec('ROLLBACK');
+  db.exec(`INSERT INTO st.dns_name VALUES (5, 'z.example'), (6, 'y.example')`);
+  db.exec('BEGIN');
+  t.same(ids(writeDomains(db)), [0, 3, 2, 0, 5, 7, 6], 'names outside the seed come after it, by name');
+  t.same(db.prepare(`SELECT id, name, rank, in_seed FROM domain WHERE id > 5 ORDER BY id`).raw().all(), [
+    [6, 'y.example', null, 0],
+    [7, 'z.example', null, 0],
+  ]);
+  db.exec('ROLLBACK');
 });

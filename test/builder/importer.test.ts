@@ -85,3 +85,70 @@ t.test('a file that is not in the format is refused with its name', async (t) =>
   );
   t.equal(db.prepare(`SELECT count(*) FROM source_snapshot`).pluck().get(), 0, 'nothing stored');
 });
+
+t.test('a seed list replaces the seed table whole (rows in batches of 64 and one by one)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
+  const db = openState(path.join(dir, 'state'));
+  t.teardown(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const file = path.join(dir, 'top-1m.csv');
+  const snapshot = (lines: string[], now: number) => {
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    return importSnapshot(db, getSource('tranco')!, [describeFile(file, now)], { origin: 'import', now });
+  };
+  // 130 names (two full batches and two single rows), one repeated and one to normalise.
+  const lines = Array.from({ length: 130 }, (_, i) => `${i + 1},name${i + 1}.example`);
+  lines[5] = '6,Name6.Example.';
+  lines.push('131,name1.example');
+  const first = snapshot(lines, 1000);
+  t.same([first.read, first.written, first.rejectedCount], [131, 130, 0]);
+  t.equal(db.prepare(`SELECT count(*) FROM seed`).pluck().get(), 130);
+  t.same(db.prepare(`SELECT domain, rank FROM seed WHERE rank IN (1, 6, 129, 130) ORDER BY rank`).all(), [
+    { domain: 'name1.example', rank: 1 },
+    { domain: 'name6.example', rank: 6 },
+    { domain: 'name129.example', rank: 129 },
+    { domain: 'name130.example', rank: 130 },
+  ]);
+  const second = snapshot(['1,other.example', '2,name2.example'], 2000);
+  t.equal(second.written, 2);
+  t.same(db.prepare(`SELECT domain, rank FROM seed ORDER BY rank`).all(), [
+    { domain: 'other.example', rank: 1 },
+    { domain: 'name2.example', rank: 2 },
+  ]);
+});
+
+t.test('an IP-to-ASN snapshot replaces its source rows (64 per statement, then one by one)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
+  const db = openState(path.join(dir, 'state'));
+  t.teardown(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const file = path.join(dir, 'ip2asn-v4.tsv');
+  // 70 ranges 10.0.i.0/24, AS 64500 + i.
+  const lines = Array.from({ length: 70 }, (_, i) => `10.0.${i}.0\t10.0.${i}.255\t${64500 + i}\tUS\tAS ${i}`);
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  const result = importSnapshot(db, getSource('iptoasn')!, [describeFile(file, 1000)], {
+    origin: 'import',
+    now: 1000,
+  });
+  t.same([result.read, result.written, result.rejectedCount], [70, 70, 0]);
+  t.equal(db.prepare(`SELECT count(*) FROM asn_range WHERE source = 'iptoasn'`).pluck().get(), 70);
+  t.same(
+    db
+      .prepare(
+        `SELECT version, first, last, asn, country, descr FROM asn_range WHERE first IN ('10.0.0.0', '10.0.63.0', '10.0.64.0', '10.0.69.0') ORDER BY asn`,
+      )
+      .all(),
+    [0, 63, 64, 69].map((i) => ({
+      version: 4,
+      first: `10.0.${i}.0`,
+      last: `10.0.${i}.255`,
+      asn: 64500 + i,
+      country: 'US',
+      descr: `AS ${i}`,
+    })),
+  );
+});

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { normalizeDomain } from '../../shared/domain.js';
+import { isNormalizedDomain, normalizeDomain } from '../../shared/domain.js';
 
 t.test('accepted names, normalised', async (t) => {
   const cases: [string, string][] = [
@@ -76,5 +76,39 @@ t.test('refused, with a reason the caller can act on', async (t) => {
   ];
   for (const [input, reason] of cases) {
     t.strictSame(normalizeDomain(input), { ok: false, reason }, JSON.stringify(input));
+  }
+});
+
+t.test('isNormalizedDomain is true only where normalizeDomain returns the text itself', async (t) => {
+  const yes = ['example.com', 'a.b', 'www.example.co.uk', '1password.com', '123.example', 'a-b.c-d', 'x.y1'];
+  const no = [
+    'Example.com', // not lowercase
+    'example.com.', // trailing dot
+    'example', // one label
+    'a..b',
+    '-a.com',
+    'a-.com',
+    'a_b.com', // underscore: refused by normalizeDomain
+    'xn--bcher-kva.de', // valid punycode, but checked the long way
+    'xn--abc-.de', // invalid punycode
+    '1.2.3.4', // an address
+    'host.123', // numeric last label
+    'bücher.de',
+    ' example.com',
+    'example.com:80',
+    `${'a'.repeat(64)}.com`, // label too long
+    `${'a.'.repeat(126)}com`, // 255 characters
+    '',
+  ];
+  const long = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`; // 253
+  t.equal(long.length, 253);
+  for (const text of [...yes, long]) {
+    t.equal(isNormalizedDomain(text), true, text);
+    t.same(normalizeDomain(text), { ok: true, domain: text }, text);
+  }
+  for (const text of no) {
+    t.equal(isNormalizedDomain(text), false, text);
+    const n = normalizeDomain(text);
+    if (n.ok && text !== 'xn--bcher-kva.de') t.not(n.domain, text, text);
   }
 });
