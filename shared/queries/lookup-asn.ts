@@ -5,8 +5,8 @@ import { blocks, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor, type CursorKey } from './paging.js';
 import type { Release } from './release.js';
 import { loadedAsnRanges } from './lookup-ip.js';
-import { asnRangeKey, isMappedRow, rowsOfAsn, type AsnRanges } from './range-index.js';
-import { formatValue, rangeToCidrs } from '../ip.js';
+import { asnRangeKey, isMappedRow, rowsOfAsn, wordsKey, type AsnRanges } from './range-index.js';
+import { formatIp, ipFromKey, rangeToCidrs } from '../ip.js';
 
 export interface LookupAsnParams {
   asn: string;
@@ -123,7 +123,7 @@ function pageFromSql(release: Release, asn: number, after: CursorKey, limit: num
 
 /**
  * The same page from asn_range in memory (loaded for lookup_ip): the texts and prefixes of a range
- * are what the builder stores for it, formatted from its first and last address (formatValue,
+ * are what the builder stores for it, formatted from its first and last address (formatIp,
  * rangeToCidrs), so no SQL is needed. A release's stored texts are checked against this in
  * test/shared/queries.test.ts.
  */
@@ -147,14 +147,12 @@ function pageInMemory(ranges: AsnRanges, asn: number, after: CursorKey, limit: n
   const end = Math.min(rows.length, lo + limit);
   const out: RangePage['ranges'] = [];
   for (let k = lo; k < end; k++) {
-    const row = rows[k]!;
-    const version = isMappedRow(ranges.firstWords, row) ? 4 : 6;
-    const first = wordsValue(ranges.firstWords, row, version);
-    const last = wordsValue(ranges.lastWords, row, version);
+    const first = ipFromKey(wordsKey(ranges.firstWords, rows[k]!));
+    const last = ipFromKey(wordsKey(ranges.lastWords, rows[k]!));
     out.push({
-      first: formatValue(version, first),
-      last: formatValue(version, last),
-      prefixes: rangeToCidrs(version, first, last),
+      first: formatIp(first),
+      last: formatIp(last),
+      prefixes: rangeToCidrs(first.version, first.value, last.value),
     });
   }
   const lastRow = rows[end - 1];
@@ -165,15 +163,4 @@ function pageInMemory(ranges: AsnRanges, asn: number, after: CursorKey, limit: n
         ? [isMappedRow(ranges.firstWords, lastRow) ? 4 : 6, asnRangeKey(ranges, lastRow).toString('hex')]
         : null,
   };
-}
-
-/** The address of row `row` in `words` (4 words per row): IPv4 from the mapped form's last word. */
-function wordsValue(words: Uint32Array, row: number, version: 4 | 6): bigint {
-  if (version === 4) return BigInt(words[row * 4 + 3]!);
-  return (
-    (BigInt(words[row * 4]!) << 96n) |
-    (BigInt(words[row * 4 + 1]!) << 64n) |
-    (BigInt(words[row * 4 + 2]!) << 32n) |
-    BigInt(words[row * 4 + 3]!)
-  );
 }

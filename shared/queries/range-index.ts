@@ -189,8 +189,13 @@ function groupByAsn(asns: Float64Array, firstWords: Uint32Array): AsnRows {
 }
 
 export function asnRangeKey(ranges: AsnRanges, row: number): Buffer {
+  return wordsKey(ranges.firstWords, row);
+}
+
+/** The 16-byte key (shared/ip.ts ipKey) held in words[4 * row .. 4 * row + 3]. */
+export function wordsKey(words: Uint32Array, row: number): Buffer {
   const key = Buffer.allocUnsafe(16);
-  for (let w = 0; w < 4; w++) key.writeUInt32BE(ranges.firstWords[row * 4 + w]!, w * 4);
+  for (let w = 0; w < 4; w++) key.writeUInt32BE(words[row * 4 + w]!, w * 4);
   return key;
 }
 

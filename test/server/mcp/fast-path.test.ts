@@ -7,8 +7,8 @@
 import t, { type Test } from 'tap';
 import { request } from 'undici';
 import { startKeyedMeteredServer } from '../../helpers/limits.js';
+import { MODERN, modernToolCall } from '../../helpers/mcp-calls.js';
 
-const MODERN = '2026-07-28';
 const ACCEPT = 'application/json, text/event-stream';
 
 interface Call {
@@ -22,22 +22,7 @@ interface Call {
 function modern(tool: string, args: unknown, fast: boolean, id: string | number = 1, extraMeta = {}): Call {
   return {
     label: `${MODERN} ${tool} ${JSON.stringify(args)} ${JSON.stringify(extraMeta)}`,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-          ...extraMeta,
-        },
-      },
-    }),
-    headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': tool },
+    ...modernToolCall(tool, args, id, extraMeta),
     fast,
   };
 }

@@ -15,10 +15,10 @@ import type { Meter } from '../../../server/metering.js';
 import { registerMcpRoute } from '../../../server/mcp/plugin.js';
 import { ReleaseStore } from '../../../server/release-store.js';
 import { createTestKey } from '../../helpers/accounts.js';
+import { MODERN, modernToolCall } from '../../helpers/mcp-calls.js';
 import { copyDemoRelease } from '../../helpers/demo-release.js';
 import { CONSOLE_URL, startTestServer, type TestServer } from '../../helpers/test-server.js';
 
-const MODERN = '2026-07-28';
 const ACCEPT = 'application/json, text/event-stream';
 
 interface Raw {
@@ -39,26 +39,6 @@ async function post(url: string, body: string | Buffer, headers: Record<string, 
   for (const [k, v] of Object.entries(r.headers))
     if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
   return { status: r.statusCode, headers: flat, text, json: () => JSON.parse(text) as unknown };
-}
-
-function modernCall(tool: string, args: Record<string, unknown>, id = 1) {
-  return {
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-    headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': tool },
-  };
 }
 
 function legacyCall(tool: string, args: Record<string, unknown>, version = '2025-06-18') {
@@ -166,7 +146,7 @@ t.test('every 2025 version opens with initialize and gets JSON, not SSE', async 
 });
 
 t.test('2026-07-28 requests get JSON answers', async (t) => {
-  const call = modernCall('domain_hosting', { domain: 'example.com' });
+  const call = modernToolCall('domain_hosting', { domain: 'example.com' });
   const r = await post(`${server.url}/mcp`, call.body, {
     ...call.headers,
     authorization: `Bearer ${server.key}`,
@@ -240,7 +220,7 @@ t.test('limit headers go on the HTTP response; answered calls commit, refused on
   const { url, key, counts } = await meteredApp(t, null);
   const auth = { authorization: `Bearer ${key}` };
   for (const [era, call] of [
-    ['modern', modernCall('lookup_ip', { ip: '104.16.132.229' })],
+    ['modern', modernToolCall('lookup_ip', { ip: '104.16.132.229' })],
     ['legacy', legacyCall('lookup_ip', { ip: '104.16.132.229' })],
   ] as const) {
     const r = await post(url, call.body, { ...call.headers, ...auth });
@@ -252,17 +232,17 @@ t.test('limit headers go on the HTTP response; answered calls commit, refused on
   t.same(counts, { reserved: 2, committed: 2, released: 0 });
 
   // A bogon lookup_ip answers but is not counted; a refused argument is not counted.
-  await post(url, modernCall('lookup_ip', { ip: '10.0.0.1' }).body, {
-    ...modernCall('lookup_ip', {}).headers,
+  await post(url, modernToolCall('lookup_ip', { ip: '10.0.0.1' }).body, {
+    ...modernToolCall('lookup_ip', {}).headers,
     ...auth,
   });
   t.same(counts, { reserved: 3, committed: 2, released: 1 });
-  const refused = modernCall('lookup_ip', { ip: '1.2.3.0/24' });
+  const refused = modernToolCall('lookup_ip', { ip: '1.2.3.0/24' });
   const r = await post(url, refused.body, { ...refused.headers, ...auth });
   t.match(r.text, /Error executing tool lookup_ip: invalid_ip: /);
   t.same(counts, { reserved: 4, committed: 2, released: 2 });
   // As on REST, the unit is reserved before the arguments are read, and released when they are bad.
-  const badLimit = modernCall('lookup_asn', { asn: 13335, limit: 5000 });
+  const badLimit = modernToolCall('lookup_asn', { asn: 13335, limit: 5000 });
   t.match(
     (await post(url, badLimit.body, { ...badLimit.headers, ...auth })).text,
     /invalid_arguments: limit/,
@@ -270,7 +250,7 @@ t.test('limit headers go on the HTTP response; answered calls commit, refused on
   t.same(counts, { reserved: 5, committed: 2, released: 3 });
 
   // The plan's page size applies (this meter allows 2 per page).
-  const page = modernCall('lookup_asn', { asn: 13335, limit: 50 });
+  const page = modernToolCall('lookup_asn', { asn: 13335, limit: 50 });
   const paged = (await post(url, page.body, { ...page.headers, ...auth })).json() as {
     result: { structuredContent: { ranges: unknown[]; next_cursor: string | null } };
   };
@@ -295,7 +275,7 @@ t.test("the meter's refusals are tool errors with their code, and Retry-After on
   for (const refusal of refusals) {
     const { url, key } = await meteredApp(t, refusal);
     for (const call of [
-      modernCall('domain_history', { domain: 'example.com' }),
+      modernToolCall('domain_history', { domain: 'example.com' }),
       legacyCall('domain_history', { domain: 'example.com' }),
     ]) {
       const r = await post(url, call.body, { ...call.headers, authorization: `Bearer ${key}` });
