@@ -188,7 +188,7 @@ export type WorkerInput =
   { nameToDomain: Int32Array } | { intervals: SharedIntervals; domainNames: SharedDomainNames };
 
 /** The domain names in id order (ids are consecutive from firstId), in shared memory. */
-export interface SharedDomainNames {
+interface SharedDomainNames {
   firstId: number;
   /** The names, newline-separated (PackedText bytes). */
   bytes: Uint8Array;
@@ -202,7 +202,7 @@ export const IP_SUMMARY_CHUNK = 1 << 18;
  * worker computes from the intervals and posts in chunks (the buffers transferred) before it
  * writes the hosting runs.
  */
-export interface IpSummaries {
+interface IpSummaries {
   from: number;
   to: number;
   currentCount: Int32Array;
@@ -889,7 +889,7 @@ export function writeHostingRuns(
  * min(first_observed) and max(last_confirmed) of dns_interval (null when it is empty), from the
  * intervals in memory: the same rows, without a scan of the table.
  */
-export function intervalWindow(iv: IntervalArrays): { first: number | null; last: number | null } {
+function intervalWindow(iv: IntervalArrays): { first: number | null; last: number | null } {
   if (iv.count === 0) return { first: null, last: null };
   let first = Infinity;
   let last = -Infinity;
