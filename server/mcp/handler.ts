@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../shared/errors.js';
-import { escapedResponseJson } from '../../shared/queries/index.js';
+import { escapedJsonText, jsonText } from '../../shared/queries/index.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
@@ -297,13 +297,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   /** The result's content and structuredContent as UTF-8, per cached lookup_ip answer. */
   const heads = new WeakMap<object, Buffer>();
   const resultHead = (answer: NonNullable<ReturnType<typeof answerNow>>): Buffer => {
-    let head = answer.cached ? heads.get(answer.body) : undefined;
+    let head = answer.cached ? heads.get(answer.json) : undefined;
     if (head === undefined) {
-      const text = escapedResponseJson(answer.body, answer.json);
+      const text = escapedJsonText(answer.json);
       head = Buffer.from(
-        `{"result":{"content":[{"type":"text","text":${text}}],"structuredContent":${answer.json}`,
+        `{"result":{"content":[{"type":"text","text":${text}}],"structuredContent":${jsonText(answer.json)}`,
       );
-      if (answer.cached) heads.set(answer.body, head);
+      if (answer.cached) heads.set(answer.json, head);
     }
     return head;
   };

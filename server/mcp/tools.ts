@@ -26,6 +26,8 @@ import {
   lookupIpAnswer,
   type Release,
   responseJson,
+  responseParts,
+  type ResponseJson,
 } from '../../shared/queries/index.js';
 import type { KeyPrincipal } from '../accounts/index.js';
 import type { Meter } from '../metering.js';
@@ -355,19 +357,13 @@ export function answerNow(
   tool: ToolName,
   rawArgs: unknown,
   maxPageSize: number = MAX_LIMIT,
-): { json: string; body: object; billable: boolean; pageSize: number; cached?: boolean } | null {
+): { json: ResponseJson; billable: boolean; pageSize: number; cached?: boolean } | null {
   try {
     const release = deps.releases.current();
     if (tool === 'lookup_ip') {
       const answer = lookupIpAnswer(release, { ip: parseArguments('lookup_ip', rawArgs).ip });
       // `cached`: the answer object, the same for every call of a recently asked address.
-      return {
-        json: answer.json,
-        body: answer.body,
-        billable: answer.body.is_bogon !== true,
-        pageSize: 0,
-        cached: true,
-      };
+      return { json: answer, billable: !answer.isBogon, pageSize: 0, cached: true };
     }
     const definition = TOOLS[tool] as ToolDefinition<ToolName>;
     let pageSize = 0;
@@ -375,7 +371,7 @@ export function answerNow(
       pageSize = requested;
       return Math.min(requested, maxPageSize);
     });
-    return { json: responseJson(body), body, billable: definition.billable?.(body) !== false, pageSize };
+    return { json: responseParts(body), billable: definition.billable?.(body) !== false, pageSize };
   } catch {
     return null;
   }

@@ -71,47 +71,71 @@ export class RecentCache<K, V> {
   }
 }
 
+/** A release's coverage, attribution and release blocks as JSON, with the response's closing brace. */
+export interface ReleaseBlocksJson {
+  /** `"coverage":…,"attribution":…,"release":…}` */
+  readonly text: string;
+  /** The text as UTF-8, written after every response head of the release. */
+  readonly bytes: Buffer;
+  /** The text escaped as the end of a JSON string value, closing quote included. */
+  readonly escaped: string;
+}
+
 /**
- * The response as JSON. The coverage, attribution and release blocks (about 2.5 KB, the same for
- * every response of a release) are serialised once per release and appended.
+ * A response's JSON in two parts: `head`, its own fields (`{…,`, or `{` when it has none), and
+ * `blocks`, the release blocks (about 2.5 KB, the same for every response of a release, so
+ * serialised and encoded once per release). A response without release blocks (a bogon
+ * lookup_ip, an object of no release) is all head and `blocks` is null. `head` is UTF-8 when the
+ * response is kept to be sent many times.
  */
-export function responseJson(response: object): string {
+export interface ResponseJson {
+  readonly head: string | Buffer;
+  readonly blocks: ReleaseBlocksJson | null;
+}
+
+/** The response's JSON in parts (ResponseJson): what JSON.stringify gives, written in two pieces. */
+export function responseParts(response: object): ResponseJson {
   const r = response as { coverage?: unknown; attribution?: unknown; release?: unknown };
-  const blocksJson = r.coverage === undefined ? undefined : BLOCKS_JSON.get(r.coverage as object);
-  if (blocksJson === undefined) return JSON.stringify(response);
+  const blocks = r.coverage === undefined ? undefined : BLOCKS_JSON.get(r.coverage as object);
+  if (blocks === undefined) return { head: JSON.stringify(response), blocks: null };
   const { coverage: _c, attribution: _a, release: _r, ...rest } = r;
   const head = JSON.stringify(rest);
-  return head.length === 2 ? `{${blocksJson}}` : `${head.slice(0, -1)},${blocksJson}}`;
+  return { head: head.length === 2 ? '{' : `${head.slice(0, -1)},`, blocks };
+}
+
+/** The JSON text of parts from responseParts. */
+export function jsonText(json: ResponseJson): string {
+  const head = typeof json.head === 'string' ? json.head : json.head.toString('utf8');
+  return json.blocks === null ? head : head + json.blocks.text;
+}
+
+/** The size of the JSON in bytes (a Content-Length). */
+export function jsonByteLength(json: ResponseJson): number {
+  return Buffer.byteLength(json.head) + (json.blocks === null ? 0 : json.blocks.bytes.length);
 }
 
 /**
- * JSON.stringify(json) for `json = responseJson(response)`: the response as a JSON string value
- * (the text of an MCP tool result). The release blocks' part is escaped once per release.
+ * JSON.stringify(jsonText(json)): the response as a JSON string value (the text of an MCP tool
+ * result). The blocks are escaped once per release; escaping works character by character, and
+ * the head ends with `{` or `,`, so the two escaped pieces join into the escaped whole.
  */
-export function escapedResponseJson(response: object, json: string): string {
-  const coverage = (response as { coverage?: unknown }).coverage;
-  const blocksJson = coverage === undefined ? undefined : BLOCKS_JSON.get(coverage as object);
-  if (blocksJson === undefined) return JSON.stringify(json);
-  // json is `{head…,` or `{`, then the blocks and `}`; escaping works character by character.
-  const cut = json.length - blocksJson.length - 1;
-  if (cut < 1 || !json.startsWith(blocksJson, cut) || !json.endsWith('}')) return JSON.stringify(json);
-  let tail = ESCAPED_BLOCKS.get(coverage as object);
-  if (tail === undefined) {
-    tail = JSON.stringify(`${blocksJson}}`).slice(1);
-    ESCAPED_BLOCKS.set(coverage as object, tail);
-  }
-  return JSON.stringify(json.slice(0, cut)).slice(0, -1) + tail;
+export function escapedJsonText(json: ResponseJson): string {
+  const head = JSON.stringify(typeof json.head === 'string' ? json.head : json.head.toString('utf8'));
+  return json.blocks === null ? head : head.slice(0, -1) + json.blocks.escaped;
 }
 
-/** coverage object -> its blocks escaped as part of a JSON string, with `}` and the closing quote. */
-const ESCAPED_BLOCKS = new WeakMap<object, string>();
+/** The response as JSON text (responseParts joined). */
+export function responseJson(response: object): string {
+  return jsonText(responseParts(response));
+}
 
 /** coverage object of an open release -> its serialised blocks (weak: dies with the release). */
-const BLOCKS_JSON = new WeakMap<object, string>();
+const BLOCKS_JSON = new WeakMap<object, ReleaseBlocksJson>();
 
 export function registerBlocks(release: Release): void {
   const { coverage, attribution, release: r } = blocks(release);
-  BLOCKS_JSON.set(coverage, JSON.stringify({ coverage, attribution, release: r }).slice(1, -1));
+  const text = `${JSON.stringify({ coverage, attribution, release: r }).slice(1, -1)}}`;
+  BLOCKS_JSON.set(coverage, { text, bytes: Buffer.from(text), escaped: JSON.stringify(text).slice(1) });
 }
 
 /**

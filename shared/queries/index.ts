@@ -12,4 +12,11 @@ export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
 export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
 export { warmLookupIp } from './lookup-ip.js';
-export { escapedResponseJson, responseJson } from './common.js';
+export {
+  escapedJsonText,
+  jsonByteLength,
+  jsonText,
+  responseJson,
+  responseParts,
+  type ResponseJson,
+} from './common.js';

@@ -10,8 +10,9 @@ import {
   parseIpParam,
   perRelease,
   requireRelease,
-  responseJson,
+  responseParts,
   statement,
+  type ResponseJson,
 } from './common.js';
 import {
   asnRangeKey,
@@ -126,41 +127,43 @@ function ptrRow(release: Release, text: string): PtrRow | undefined {
   ).get(text) as PtrRow | undefined;
 }
 
-/** A lookup_ip answer and its JSON; shared between callers, so none of it may be changed. */
-export interface LookupIpAnswer {
-  readonly body: Readonly<LookupIpResponse>;
-  readonly json: string;
-  /** The JSON as UTF-8, once the answer was asked for twice (encoded once, sent many times). */
-  readonly bytes: Buffer | null;
+/** A lookup_ip answer's JSON (ResponseJson); shared between callers, so none of it may be changed. */
+export interface LookupIpAnswer extends ResponseJson {
+  /** A bogon: answered from the built-in table, and not counted. */
+  readonly isBogon: boolean;
 }
 
-interface CachedAnswer {
-  body: LookupIpResponse;
-  json: string;
-  bytes: Buffer | null;
+function answerOf(body: LookupIpResponse): LookupIpAnswer {
+  return { ...responseParts(body), isBogon: body.is_bogon };
 }
 
-function answerOf(body: LookupIpResponse): CachedAnswer {
-  return { body, json: responseJson(body), bytes: null };
+/** The answer to keep: its head as UTF-8 in a buffer of its own (a pooled slice would pin its slab). */
+function keptAnswer(answer: LookupIpAnswer): LookupIpAnswer {
+  const text = answer.head as string;
+  const head = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  head.write(text);
+  return { head, blocks: answer.blocks, isBogon: answer.isBogon };
 }
 
 /**
  * Answers kept per release (the most recently asked, see RecentCache): a lookup_ip answer depends
- * only on the release and the address, and a popular address is asked again and again. At about
- * 4 KB of JSON each (2.5 KB of it the release blocks), 8,192 answers stay near 40 MB. An answer is
- * kept only when its address is asked a second time while the last LOOKUP_IP_CACHE_ENTRIES
- * addresses asked are remembered: traffic spread over many addresses then adds no garbage.
+ * only on the release and the address, and a popular address is asked again and again. A kept
+ * answer is its head as UTF-8 (about 1.6 KB; the release blocks are shared), so the
+ * LOOKUP_IP_KEPT_ANSWERS answers stay near 32 MB. An answer is kept only when its address is asked
+ * a second time while the last LOOKUP_IP_ADMISSION addresses missed are remembered: traffic spread
+ * over many addresses then adds no garbage.
  */
-export const LOOKUP_IP_CACHE_ENTRIES = 8192;
+export const LOOKUP_IP_KEPT_ANSWERS = 16_384;
+export const LOOKUP_IP_ADMISSION = 8192;
 
 interface AnswerCache {
-  answers: RecentCache<string, CachedAnswer>;
+  answers: RecentCache<string, LookupIpAnswer>;
   /** Addresses asked once recently (the admission filter). */
   asked: RecentCache<string, true>;
 }
 
 /**
- * lookupIp with its JSON, from the per-release cache when the same `ip` text was asked recently.
+ * lookupIp as JSON, from the per-release cache when the same `ip` text was asked recently.
  * Errors (invalid_ip, release_unavailable) are thrown as by lookupIp and never cached.
  */
 export function lookupIpAnswer(releaseOrNull: Release | null, params: LookupIpParams): LookupIpAnswer {
@@ -168,17 +171,18 @@ export function lookupIpAnswer(releaseOrNull: Release | null, params: LookupIpPa
     return answerOf(lookupIp(null, params));
   }
   const cache = perRelease<AnswerCache>(releaseOrNull, 'lookup_ip answers', () => ({
-    answers: new RecentCache(LOOKUP_IP_CACHE_ENTRIES / 2),
-    asked: new RecentCache(LOOKUP_IP_CACHE_ENTRIES / 2),
+    answers: new RecentCache(LOOKUP_IP_KEPT_ANSWERS / 2),
+    asked: new RecentCache(LOOKUP_IP_ADMISSION / 2),
   }));
-  const answer = cache.answers.get(params.ip);
-  if (answer === undefined) {
-    const fresh = answerOf(lookupIp(releaseOrNull, params));
-    if (cache.asked.get(params.ip) === undefined) cache.asked.set(params.ip, true);
-    else cache.answers.set(params.ip, fresh);
+  const kept = cache.answers.get(params.ip);
+  if (kept !== undefined) return kept;
+  const fresh = answerOf(lookupIp(releaseOrNull, params));
+  if (cache.asked.get(params.ip) === undefined) {
+    cache.asked.set(params.ip, true);
     return fresh;
   }
-  answer.bytes ??= Buffer.from(answer.json);
+  const answer = keptAnswer(fresh);
+  cache.answers.set(params.ip, answer);
   return answer;
 }
 
