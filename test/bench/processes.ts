@@ -2,7 +2,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
-/** Starts `node <args>` (under `taskset -c <cpu>` when cpu is given) and waits for its port. */
+/**
+ * Node's flags for a process pinned to one core: no background GC threads, which would take turns
+ * with the main thread on that core and stall requests for a scheduler slice
+ * (docs/decisions/0013-single-core-gc.md).
+ */
+export const ONE_CORE_NODE_FLAGS = ['--single-threaded-gc'];
+
+/**
+ * Starts `node <args>` (under `taskset -c <cpu>`, with ONE_CORE_NODE_FLAGS, when cpu is given)
+ * and waits for its port.
+ */
 export async function startNode(
   args: string[],
   cpu: number | undefined,
@@ -10,7 +20,7 @@ export async function startNode(
 ): Promise<{ child: ChildProcess; port: number }> {
   const [cmd, cmdArgs] =
     cpu !== undefined
-      ? ['taskset', ['-c', String(cpu), process.execPath, ...args]]
+      ? ['taskset', ['-c', String(cpu), process.execPath, ...ONE_CORE_NODE_FLAGS, ...args]]
       : [process.execPath, args];
   const child = spawn(cmd, cmdArgs as string[], {
     env: { ...process.env, ...env },
