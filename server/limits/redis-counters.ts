@@ -30,10 +30,12 @@ import { MemoryCounters } from './memory-counters.js';
 import type { UsageLedger } from './usage-ledger.js';
 
 /**
+ * Takes up to N units at once, as N takes one after the other would: the first `granted` succeed,
+ * the rest are refused by the first limit that is then reached (quota, project cap, minute).
  * KEYS: minute-key base, workspace month key, project month key.
- * ARGV: requests per minute, monthly quota, project cap (-1: none), month key TTL (s).
- * Returns {outcome, minuteUsed, monthUsed, projectUsed, window, nowMs}; outcome -1/-2: the
- * workspace/project month counter is missing and must be seeded first.
+ * ARGV: requests per minute, monthly quota, project cap (-1: none), N.
+ * Returns {granted, refusal, minuteUsed, monthUsed, projectUsed, window, nowMs}, the counts as they
+ * were before; granted -1/-2: the workspace/project month counter is missing and must be seeded.
  */
 const TAKE_SCRIPT = `
 local t = redis.call('TIME')
@@ -41,24 +43,33 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = now - (now % 60000)
 local minuteKey = KEYS[1] .. ':' .. window
 local q = redis.call('GET', KEYS[2])
-if not q then return {-1, 0, 0, 0, window, now} end
+if not q then return {-1, 0, 0, 0, 0, window, now} end
 q = tonumber(q)
 local cap = tonumber(ARGV[3])
 local c = 0
 if cap >= 0 then
   local cv = redis.call('GET', KEYS[3])
-  if not cv then return {-2, 0, 0, 0, window, now} end
+  if not cv then return {-2, 0, 0, 0, 0, window, now} end
   c = tonumber(cv)
 end
 local m = tonumber(redis.call('GET', minuteKey) or '0')
-if q >= tonumber(ARGV[2]) then return {2, m, q, c, window, now} end
-if cap >= 0 and c >= cap then return {3, m, q, c, window, now} end
-if m >= tonumber(ARGV[1]) then return {1, m, q, c, window, now} end
-m = redis.call('INCR', minuteKey)
-if m == 1 then redis.call('PEXPIRE', minuteKey, 61000) end
-q = redis.call('INCR', KEYS[2])
-if cap >= 0 then c = redis.call('INCR', KEYS[3]) end
-return {0, m, q, c, window, now}
+local n = tonumber(ARGV[4])
+local quota = tonumber(ARGV[2])
+local granted = math.min(n, quota - q, tonumber(ARGV[1]) - m)
+if cap >= 0 then granted = math.min(granted, cap - c) end
+if granted < 0 then granted = 0 end
+local refusal = 0
+if granted < n then
+  if q + granted >= quota then refusal = 2
+  elseif cap >= 0 and c + granted >= cap then refusal = 3
+  else refusal = 1 end
+end
+if granted > 0 then
+  if redis.call('INCRBY', minuteKey, granted) == granted then redis.call('PEXPIRE', minuteKey, 61000) end
+  redis.call('INCRBY', KEYS[2], granted)
+  if cap >= 0 then redis.call('INCRBY', KEYS[3], granted) end
+end
+return {granted, refusal, m, q, c, window, now}
 `;
 
 /** KEYS: counters to give one unit back to, each only if it still exists and is above zero. */
@@ -100,6 +111,14 @@ export interface RedisCountersOptions {
   log?: (message: string, error?: unknown) => void;
 }
 
+/** Takes of the same counters and limits, sent to Redis together. */
+interface TakeBatch {
+  /** The first take's request (the others differ only in `now`). */
+  request: TakeRequest;
+  month: string;
+  waiting: Array<{ resolve(result: TakeResult): void; reject(error: unknown): void }>;
+}
+
 /** An error of Redis itself (unreachable, timed out): the caller falls back to in-process counters. */
 class RedisUnavailable extends Error {}
 
@@ -111,6 +130,9 @@ export class RedisCounters implements Counters {
   /** The last counts Redis reported, per month key: what the fallback starts from. */
   private readonly lastSeen = new Map<string, number>();
   private recovering: Promise<void> | null = null;
+  /** Takes waiting for the next flush, per counters and limits (takeFromRedis). */
+  private readonly batches = new Map<string, TakeBatch>();
+  private flushPending = false;
 
   constructor(private readonly options: RedisCountersOptions) {
     const redis = options.redis as ScriptedRedis;
@@ -161,19 +183,55 @@ export class RedisCounters implements Counters {
         return await this.takeFromRedis(request);
       } catch (error) {
         if (!(error instanceof RedisUnavailable)) throw error;
-        this.startFallback(error);
+        // The takes of a batch fail together: the first starts the fallback, the others use it.
+        if (!this.fallback) this.startFallback(error);
       }
     }
     return this.fallback!.take(request);
   }
 
-  private async takeFromRedis(request: TakeRequest): Promise<TakeResult> {
+  /**
+   * Takes of the same counters and limits asked in one turn of the event loop go to Redis as one
+   * script call that takes them all (TAKE_SCRIPT), answered in the order they were asked: the same
+   * results as one call each, for one script run instead of many.
+   */
+  private takeFromRedis(request: TakeRequest): Promise<TakeResult> {
     const month = monthOf(request.now);
+    const key = `${request.workspaceId}\0${request.projectId}\0${month}\0${request.requestsPerMinute}\0${request.monthlyQuota}\0${request.projectCap ?? -1}`;
+    return new Promise<TakeResult>((resolve, reject) => {
+      let batch = this.batches.get(key);
+      if (batch === undefined) {
+        batch = { request, month, waiting: [] };
+        this.batches.set(key, batch);
+      }
+      batch.waiting.push({ resolve, reject });
+      if (!this.flushPending) {
+        this.flushPending = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Sends every batch gathered since the last flush. */
+  private flush(): void {
+    const batches = [...this.batches.values()];
+    this.batches.clear();
+    this.flushPending = false;
+    for (const batch of batches) {
+      this.takeBatch(batch).then(
+        (results) => batch.waiting.forEach((w, i) => w.resolve(results[i]!)),
+        (error: unknown) => batch.waiting.forEach((w) => w.reject(error)),
+      );
+    }
+  }
+
+  private async takeBatch({ request, month, waiting }: TakeBatch): Promise<TakeResult[]> {
     const workspaceKey = this.monthKey('workspace', request.workspaceId, month);
     const projectKey = this.monthKey('project', request.projectId, month);
     const cap = request.projectCap ?? -1;
+    const n = waiting.length;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const [code, minuteUsed, monthUsed, projectUsed, window, redisNow] = await this.call(() =>
+      const [granted, refusal, minuteUsed, monthUsed, projectUsed, window, redisNow] = await this.call(() =>
         this.redis.ipscopeTake(
           this.minuteBase(request.workspaceId),
           workspaceKey,
@@ -181,37 +239,45 @@ export class RedisCounters implements Counters {
           request.requestsPerMinute,
           request.monthlyQuota,
           cap,
+          n,
         ),
       );
-      if (code === -1) {
+      if (granted === -1) {
         await this.seed('workspace', request.workspaceId, month, request.now);
         continue;
       }
-      if (code === -2) {
+      if (granted === -2) {
         await this.seed('project', request.projectId, month, request.now);
         continue;
       }
-      this.lastSeen.set(workspaceKey, monthUsed!);
-      if (cap >= 0) this.lastSeen.set(projectKey, projectUsed!);
-      const outcome = OUTCOMES[code!] ?? 'rate_limited';
-      const result: TakeResult = {
-        outcome,
-        minuteUsed: minuteUsed!,
-        resetMs: window! + MINUTE_MS - redisNow!,
-        monthUsed: monthUsed!,
-        projectUsed: projectUsed!,
-      };
-      if (outcome === 'ok') {
-        result.ticket = {
-          workspaceId: request.workspaceId,
-          projectId: request.projectId,
-          month,
-          window: window!,
-          project: cap >= 0,
-          where: 'redis',
+      const g = granted!;
+      this.lastSeen.set(workspaceKey, monthUsed! + g);
+      if (cap >= 0) this.lastSeen.set(projectKey, projectUsed! + g);
+      const resetMs = window! + MINUTE_MS - redisNow!;
+      const results: TakeResult[] = [];
+      for (let i = 0; i < n; i++) {
+        // The i-th take: after i units of the batch (at most all granted ones), plus its own if granted.
+        const taken = Math.min(i, g) + (i < g ? 1 : 0);
+        const result: TakeResult = {
+          outcome: i < g ? 'ok' : (OUTCOMES[refusal!] ?? 'rate_limited'),
+          minuteUsed: minuteUsed! + taken,
+          resetMs,
+          monthUsed: monthUsed! + taken,
+          projectUsed: cap >= 0 ? projectUsed! + taken : 0,
         };
+        if (i < g) {
+          result.ticket = {
+            workspaceId: request.workspaceId,
+            projectId: request.projectId,
+            month,
+            window: window!,
+            project: cap >= 0,
+            where: 'redis',
+          };
+        }
+        results.push(result);
       }
-      return result;
+      return results;
     }
     throw new Error('redis month counters could not be seeded (evicted as soon as written?)');
   }
