@@ -148,13 +148,13 @@ function keptAnswer(answer: LookupIpAnswer): LookupIpAnswer {
 /**
  * Answers kept per release (the most recently asked, see RecentCache): a lookup_ip answer depends
  * only on the release and the address, and a popular address is asked again and again. A kept
- * answer is its head as UTF-8 (about 1.6 KB; the release blocks are shared), so the
- * LOOKUP_IP_KEPT_ANSWERS answers stay near 32 MB. An answer is kept only when its address is asked
+ * answer is its head as UTF-8 (0.5–1.7 KB on the full-scale release; the release blocks are
+ * shared), so the LOOKUP_IP_KEPT_ANSWERS answers stay under 32 MB. An answer is kept only when its address is asked
  * a second time while the last LOOKUP_IP_ADMISSION addresses missed are remembered: traffic spread
  * over many addresses then adds no garbage.
  */
-export const LOOKUP_IP_KEPT_ANSWERS = 16_384;
-export const LOOKUP_IP_ADMISSION = 8192;
+const LOOKUP_IP_KEPT_ANSWERS = 16_384;
+const LOOKUP_IP_ADMISSION = 8192;
 
 interface AnswerCache {
   answers: RecentCache<string, LookupIpAnswer>;
