@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../shared/errors.js';
-import { escapedJsonText, jsonText } from '../../shared/queries/index.js';
+import { escapedJsonHead } from '../../shared/queries/index.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
@@ -217,6 +217,10 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
  * one exchange at a time (the SDK checks it), and holds no state a later stateless exchange could
  * see (each exchange re-seeds the negotiated version and the client identity).
  */
+/** The fast path's result up to the text content, and from its end to structuredContent. */
+const CONTENT_START = Buffer.from('{"result":{"content":[{"type":"text","text":');
+const STRUCTURED_START = Buffer.from('}],"structuredContent":');
+
 /** Idle instances kept per era: about the concurrency one process serves. */
 const MAX_IDLE = 64;
 
@@ -294,18 +298,24 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   let fastAnswered = 0;
-  /** The result's content and structuredContent as UTF-8, per cached lookup_ip answer. */
-  const heads = new WeakMap<object, Buffer>();
-  const resultHead = (answer: NonNullable<ReturnType<typeof answerNow>>): Buffer => {
-    let head = answer.cached ? heads.get(answer.json) : undefined;
-    if (head === undefined) {
-      const text = escapedJsonText(answer.json);
-      head = Buffer.from(
-        `{"result":{"content":[{"type":"text","text":${text}}],"structuredContent":${jsonText(answer.json)}`,
-      );
-      if (answer.cached) heads.set(answer.json, head);
+  /**
+   * Per kept lookup_ip answer, its head escaped as the start of the text content (UTF-8). The
+   * release blocks, plain and escaped, are encoded once per release (ReleaseBlocksJson), so a kept
+   * answer costs about its own size again here, not the whole result.
+   */
+  const escapedHeads = new WeakMap<object, Buffer>();
+  /** The result's content and structuredContent, as UTF-8 pieces in order. */
+  const resultHead = (answer: NonNullable<ReturnType<typeof answerNow>>): Buffer[] => {
+    const { json } = answer;
+    let escapedHead = answer.cached ? escapedHeads.get(json) : undefined;
+    if (escapedHead === undefined) {
+      escapedHead = Buffer.from(escapedJsonHead(json));
+      if (answer.cached) escapedHeads.set(json, escapedHead);
     }
-    return head;
+    const head = typeof json.head === 'string' ? Buffer.from(json.head) : json.head;
+    return json.blocks === null
+      ? [CONTENT_START, escapedHead, STRUCTURED_START, head]
+      : [CONTENT_START, escapedHead, json.blocks.escapedBytes, STRUCTURED_START, head, json.blocks.bytes];
   };
   /** What the SDK's result carries besides content and structuredContent, per era. */
   const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}}`;
@@ -347,7 +357,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     return {
       status: 200,
       headers: { ...reservation.headers, 'content-type': 'application/json' },
-      body: Buffer.concat([resultHead(answer), Buffer.from(tail)]),
+      body: Buffer.concat([...resultHead(answer), Buffer.from(tail)]),
     };
   }
 

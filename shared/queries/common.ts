@@ -79,6 +79,8 @@ export interface ReleaseBlocksJson {
   readonly bytes: Buffer;
   /** The text escaped as the end of a JSON string value, closing quote included. */
   readonly escaped: string;
+  /** `escaped` as UTF-8. */
+  readonly escapedBytes: Buffer;
 }
 
 /**
@@ -115,13 +117,14 @@ export function jsonByteLength(json: ResponseJson): number {
 }
 
 /**
- * JSON.stringify(jsonText(json)): the response as a JSON string value (the text of an MCP tool
- * result). The blocks are escaped once per release; escaping works character by character, and
- * the head ends with `{` or `,`, so the two escaped pieces join into the escaped whole.
+ * The start of JSON.stringify(jsonText(json)), the response as a JSON string value (the text of an
+ * MCP tool result): the head escaped, from the opening quote, and the closing quote when there are
+ * no blocks; else `blocks.escaped` follows. Escaping works character by character and the head ends
+ * with `{` or `,`, so the two escaped pieces join into the escaped whole.
  */
-export function escapedJsonText(json: ResponseJson): string {
+export function escapedJsonHead(json: ResponseJson): string {
   const head = JSON.stringify(typeof json.head === 'string' ? json.head : json.head.toString('utf8'));
-  return json.blocks === null ? head : head.slice(0, -1) + json.blocks.escaped;
+  return json.blocks === null ? head : head.slice(0, -1);
 }
 
 /** The response as JSON text (responseParts joined). */
@@ -135,7 +138,13 @@ const BLOCKS_JSON = new WeakMap<object, ReleaseBlocksJson>();
 export function registerBlocks(release: Release): void {
   const { coverage, attribution, release: r } = blocks(release);
   const text = `${JSON.stringify({ coverage, attribution, release: r }).slice(1, -1)}}`;
-  BLOCKS_JSON.set(coverage, { text, bytes: Buffer.from(text), escaped: JSON.stringify(text).slice(1) });
+  const escaped = JSON.stringify(text).slice(1);
+  BLOCKS_JSON.set(coverage, {
+    text,
+    bytes: Buffer.from(text),
+    escaped,
+    escapedBytes: Buffer.from(escaped),
+  });
 }
 
 /**

@@ -13,7 +13,7 @@ export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
 export { warmLookupIp } from './lookup-ip.js';
 export {
-  escapedJsonText,
+  escapedJsonHead,
   jsonByteLength,
   jsonText,
   responseJson,
