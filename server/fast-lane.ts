@@ -219,18 +219,22 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     done.catch((error: unknown) => logger?.error({ err: error }, 'fast lane: settling a unit failed'));
   }
 
-  /** The same with the key check and the meter waited for. */
+  /**
+   * The same with the key check and the meter waited for; `known`: the key's principal and the
+   * answer when take() already has them (the meter could not grant at once).
+   */
   async function serve(
     req: IncomingMessage,
     res: ServerResponse,
     match: FastMatch,
     token: string,
     started: number,
+    known?: { principal: KeyPrincipal; answer: FastAnswer },
   ): Promise<boolean> {
-    const principal = await accounts.verifyKey(token);
+    const principal = known?.principal ?? (await accounts.verifyKey(token));
     if (principal === null) return false;
     // The lookup before the unit: a request the query layer refuses never reserves one.
-    const answer = lookUp(match, principal);
+    const answer = known?.answer ?? lookUp(match, principal);
     if (answer === null) return false;
     let reservation: Reservation | null = null;
     if (meter) {
@@ -264,6 +268,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const started = performance.now();
     // Without waiting when the key was verified moments ago and the meter can grant at once.
     const principal = accounts.peekKey?.(token);
+    let known: { principal: KeyPrincipal; answer: FastAnswer } | undefined;
     if (principal !== undefined) {
       const answer = lookUp(match, principal);
       if (answer === null) return false;
@@ -271,8 +276,9 @@ export function createFastLane(options: FastLaneOptions): FastLane {
       if (reservation !== undefined) {
         return respond(req, res, match, principal, answer, reservation, started);
       }
+      known = { principal, answer };
     }
-    serve(req, res, match, token, started).then(
+    serve(req, res, match, token, started, known).then(
       (answered) => {
         if (!answered) fallThrough();
       },

@@ -83,7 +83,8 @@ export class CountingMeter implements Meter {
     let result: TakeResult;
     const cap = principal.projectMonthlyCap;
     try {
-      plan = await this.options.plans.limitsFor(principal.plan);
+      const plans = this.options.plans;
+      plan = plans.limitsNow(principal.plan) ?? (await plans.limitsFor(principal.plan));
       result = await this.options.counters.take(this.takeRequest(principal, plan));
     } catch (error) {
       this.options.log?.('metering: the counters or the accounts store do not answer', error);

@@ -5,9 +5,23 @@
  * the request id and the date), and the lane must have answered exactly the plain successful ones.
  */
 import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { startKeyedMeteredServer, type MeteredServer } from '../helpers/limits.js';
 import { startTestServer } from '../helpers/test-server.js';
-import { matchFastRoute } from '../../server/fast-lane.js';
+import { createTestKey } from '../helpers/accounts.js';
+import { copyDemoRelease } from '../helpers/demo-release.js';
+import { createFastLane, matchFastRoute } from '../../server/fast-lane.js';
+import { openAccountsStore } from '../../server/accounts/sqlite-store.js';
+import { cachedKeyVerifier } from '../../server/limits/key-verifier.js';
+import { CountingMeter } from '../../server/limits/meter.js';
+import { MemoryCounters } from '../../server/limits/memory-counters.js';
+import { PlanBook, freePlan } from '../../server/limits/plans.js';
+import type { Meter } from '../../server/metering.js';
+import { openRelease } from '../../shared/queries/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -137,4 +151,59 @@ t.test('matchFastRoute: the plain lookup paths and nothing else', async (t) => {
   ]) {
     t.equal(matchFastRoute(url), null, `${url.slice(0, 40)}: not for the lane`);
   }
+});
+
+t.test('a meter that cannot grant at once (Redis): each request asks the query layer once', async (t) => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lane-async-'));
+  t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+  const demo = copyDemoRelease(path.join(work, 'releases'));
+  const release = openRelease(path.join(demo.releasesDir, demo.file));
+  t.teardown(() => release.close());
+  const store = openAccountsStore(path.join(work, 'accounts.sqlite'));
+  t.teardown(() => store.close());
+  const { key } = await createTestKey(store, {});
+  // Every look at the current release: one for the lane's check, one per lookup.
+  let looks = 0;
+  const releases = {
+    current() {
+      looks += 1;
+      return release;
+    },
+  };
+  const counting = new CountingMeter({
+    plans: new PlanBook(
+      freePlan({ FREE_REQUESTS_PER_MINUTE: 1000, FREE_MONTHLY_QUOTA: 5000, FREE_MAX_PAGE_SIZE: 100 }),
+      store,
+      5_000,
+    ),
+    counters: new MemoryCounters({ ledger: null, load: async () => 0 }),
+  });
+  // Only the asynchronous reserve, as the Redis counters have: the lane must wait for the unit.
+  const meter: Meter = { reserve: (principal) => counting.reserve(principal) };
+  const lane = createFastLane({
+    releases,
+    accounts: cachedKeyVerifier(store, { ttlMs: 60_000 }),
+    meter,
+    closing: () => false,
+  });
+  const server = http.createServer((req, res) =>
+    lane.handle(req, res, () => {
+      res.writeHead(599).end();
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ask = async (p: string) => {
+    const before = looks;
+    const r = await fetch(base + p, { headers: { authorization: `Bearer ${key}` } });
+    await r.text();
+    return { status: r.status, looks: looks - before, remaining: r.headers.get('x-quota-remaining') };
+  };
+  // The first request verifies the key (not yet known to the lane); the rest find it at once.
+  t.same(await ask('/v1/ip/1.1.1.1'), { status: 200, looks: 2, remaining: '4999' });
+  t.same(await ask('/v1/ip/23.228.249.10'), { status: 200, looks: 2, remaining: '4998' });
+  t.same(await ask('/v1/asn/13335'), { status: 200, looks: 2, remaining: '4997' });
+  t.same(await ask('/v1/domain/example.com/history'), { status: 200, looks: 2, remaining: '4996' });
+  t.equal(lane.answered(), 4);
 });
