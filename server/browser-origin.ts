@@ -7,6 +7,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { sendJson } from './send-json.js';
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type';
+/** What a browser MCP client sends besides (the SDK's Streamable HTTP transport, both eras). */
+export const MCP_ALLOWED_HEADERS = `${ALLOWED_HEADERS}, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID`;
 const EXPOSED_HEADERS = [
   'X-Request-ID',
   'X-RateLimit-Limit',
@@ -19,6 +21,7 @@ const EXPOSED_HEADERS = [
   'X-Project-Quota-Used',
   'X-Project-Quota-Remaining',
   'Retry-After',
+  'Mcp-Session-Id',
 ].join(', ');
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
@@ -60,12 +63,17 @@ export function browserOriginHook(allowedOrigin: string | null) {
 }
 
 /** True (and answered) when the request is a CORS preflight from the allowed origin. */
-export function answerPreflight(request: FastifyRequest, reply: FastifyReply, methods: string): boolean {
+export function answerPreflight(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  methods: string,
+  allowedHeaders = ALLOWED_HEADERS,
+): boolean {
   if (request.method !== 'OPTIONS' || request.headers.origin === undefined) return false;
   reply
     .code(204)
     .header('access-control-allow-methods', methods)
-    .header('access-control-allow-headers', ALLOWED_HEADERS)
+    .header('access-control-allow-headers', allowedHeaders)
     .header('access-control-max-age', PREFLIGHT_MAX_AGE_SECONDS)
     .send();
   return true;

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../../shared/errors.js';
 import type { Release } from '../../shared/queries/index.js';
 import type { AccountsPort } from '../auth.js';
-import { answerPreflight, browserOriginHook } from '../browser-origin.js';
+import { MCP_ALLOWED_HEADERS, answerPreflight, browserOriginHook } from '../browser-origin.js';
 import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { unmetered, type Meter } from '../metering.js';
@@ -81,7 +81,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     });
 
     const refuse = async (request: FastifyRequest, reply: FastifyReply) => {
-      if (!answerPreflight(request, reply, 'POST')) methodNotAllowed(reply, 'POST');
+      if (!answerPreflight(request, reply, 'POST', MCP_ALLOWED_HEADERS)) methodNotAllowed(reply, 'POST');
       return reply;
     };
     scope.route({

@@ -75,13 +75,22 @@ t.test('web pages other than the console are refused with 403', async (t) => {
   const console = await post(`${server.url}/mcp`, list, { origin: CONSOLE_URL });
   t.equal(console.status, 200);
   t.equal(console.headers['access-control-allow-origin'], CONSOLE_URL);
+  t.match(console.headers['access-control-expose-headers'], /Mcp-Session-Id/);
+  // The headers the SDK's browser transport sends must pass the preflight, or the browser stops.
+  const sent = ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
   const preflight = await server.get('/mcp', {
     method: 'OPTIONS',
     key: null,
-    headers: { origin: CONSOLE_URL, 'access-control-request-method': 'POST' },
+    headers: {
+      origin: CONSOLE_URL,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': sent.join(','),
+    },
   });
   t.equal(preflight.status, 204);
   t.match(preflight.headers['access-control-allow-methods'], /POST/);
+  const allowed = preflight.headers['access-control-allow-headers']!.toLowerCase().split(/,\s*/);
+  for (const header of sent) t.ok(allowed.includes(header), `${header} allowed`);
 });
 
 t.test('a body over 1 MiB answers 413 payload_too_large', async (t) => {
