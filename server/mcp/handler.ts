@@ -211,16 +211,16 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
   return { modern: true, id, tool: name as ToolName, args };
 }
 
+/** The fast path's result up to the text content, and from its end to structuredContent. */
+const CONTENT_START = Buffer.from('{"result":{"content":[{"type":"text","text":');
+const STRUCTURED_START = Buffer.from('}],"structuredContent":');
+
 /**
  * Idle McpServer instances of one era. Building an instance (five tools, their schemas) costs more
  * than serving a call, so an instance is reused once its exchange has closed: an instance serves
  * one exchange at a time (the SDK checks it), and holds no state a later stateless exchange could
  * see (each exchange re-seeds the negotiated version and the client identity).
  */
-/** The fast path's result up to the text content, and from its end to structuredContent. */
-const CONTENT_START = Buffer.from('{"result":{"content":[{"type":"text","text":');
-const STRUCTURED_START = Buffer.from('}],"structuredContent":');
-
 /** Idle instances kept per era: about the concurrency one process serves. */
 const MAX_IDLE = 64;
 
