@@ -1,9 +1,8 @@
 import t from 'tap';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openState } from '../../builder/state.js';
+import { openTempState } from '../helpers/temp-state.js';
 import { describeFile, importSnapshot } from '../../builder/importer.js';
 import { getSource } from '../../builder/sources/index.js';
 
@@ -13,12 +12,7 @@ const cloudflareV4 = fs.readFileSync(path.join(root, 'test/fixtures/feeds/cloudf
 t.test(
   'provider ranges keep first_seen across snapshots; a range that leaves stops being served',
   async (t) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
-    const db = openState(path.join(dir, 'state'));
-    t.teardown(() => {
-      db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const { dir, db } = openTempState(t, 'imp-');
     const source = getSource('cloudflare')!;
     const file = path.join(dir, 'ips-v4');
     const snapshot = (text: string, now: number) => {
@@ -69,12 +63,7 @@ t.test(
 );
 
 t.test('a file that is not in the format is refused with its name', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
-  const db = openState(path.join(dir, 'state'));
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = openTempState(t, 'imp-');
   const file = path.join(dir, 'ip-ranges.json');
   fs.writeFileSync(file, '{"not": "aws"');
   t.throws(
@@ -87,12 +76,7 @@ t.test('a file that is not in the format is refused with its name', async (t) =>
 });
 
 t.test('a seed list replaces the seed table whole (rows in batches of 64 and one by one)', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
-  const db = openState(path.join(dir, 'state'));
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = openTempState(t, 'imp-');
   const file = path.join(dir, 'top-1m.csv');
   const snapshot = (lines: string[], now: number) => {
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
@@ -120,12 +104,7 @@ t.test('a seed list replaces the seed table whole (rows in batches of 64 and one
 });
 
 t.test('an IP-to-ASN snapshot replaces its source rows (64 per statement, then one by one)', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'imp-'));
-  const db = openState(path.join(dir, 'state'));
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = openTempState(t, 'imp-');
   const file = path.join(dir, 'ip2asn-v4.tsv');
   // 70 ranges 10.0.i.0/24, AS 64500 + i.
   const lines = Array.from({ length: 70 }, (_, i) => `10.0.${i}.0\t10.0.${i}.255\t${64500 + i}\tUS\tAS ${i}`);

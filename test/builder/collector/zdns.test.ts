@@ -1,9 +1,8 @@
 /** ZDNS 2 output through `import observations --format zdns`, and the resolver/PTR name helpers. */
 import t from 'tap';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { openState } from '../../../builder/state.js';
+import { openTempState } from '../../helpers/temp-state.js';
 import { importZdnsFiles, parseZdnsLine } from '../../../builder/collector/zdns.js';
 import dnsPacket from 'dns-packet';
 import { encodeQuery, parseResolver } from '../../../builder/collector/dns-client.js';
@@ -101,12 +100,7 @@ t.test('ZDNS lines become observations with the collector outcomes', async (t) =
   t.same(outcome(7), [], 'modules other than A and AAAA are ignored');
   t.match(outcome(8), /expected "results" with one entry per module/);
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdns-'));
-  const db = openState(path.join(dir, 'state'));
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, db } = openTempState(t, 'zdns-');
   const file = path.join(dir, 'zdns.json');
   fs.writeFileSync(file, `${LINES.join('\n')}\n`);
   const [summary] = await importZdnsFiles(db, [file]);
