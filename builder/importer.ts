@@ -1,10 +1,14 @@
 /**
  * Stores parsed feed snapshots and observation files in the state database.
  *
- * Provider ranges keep first_seen/last_seen across snapshots: a range listed again keeps its
- * first_seen and gets a new last_seen; a range the new snapshot no longer lists becomes inactive
- * (not served) but keeps its dates, so a range that reappears keeps its first_seen. The
- * IP-to-ASN mapping, AS metadata and the seed list are replaced whole by each snapshot.
+ * Provider ranges keep first_seen/last_seen across snapshots. A snapshot dates each of its ranges
+ * by the publisher where it can: the entry's own date (TorDNSEL's ExitAddress time), else the
+ * file's own date (AWS createDate, Google creationTime, …: ParseResult.publishedAt), else the time
+ * the file was fetched (for `builder import`, the import). first_seen is the earliest and last_seen
+ * the latest of those dates over the snapshots that listed the range. A range the new snapshot no
+ * longer lists becomes inactive (not served) but keeps its dates, so a range that reappears keeps
+ * its first_seen. The IP-to-ASN mapping (every row, in file order), AS metadata and the seed list
+ * are replaced whole by each snapshot.
  */
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -89,6 +93,8 @@ export function importSnapshot(
 ): ImportSummary {
   const started = performance.now();
   const records: RecordOfKind[SourceKind][] = [];
+  /** Per record, the date the snapshot gives it (epoch seconds; provider ranges only). */
+  const dates: number[] = [];
   const rejected: RejectedExample[] = [];
   let rejectedCount = 0;
   let read = 0;
@@ -99,7 +105,14 @@ export function importSnapshot(
     rejectedCount += result.rejected.length;
     for (const r of result.rejected.slice(0, MAX_EXAMPLES - rejected.length))
       rejected.push({ file: file.path, ...r });
-    for (const r of result.records) records.push(r);
+    const fileDate = result.publishedAt !== undefined ? epochOf(result.publishedAt) : file.fetchedAt;
+    for (const r of result.records) {
+      records.push(r);
+      if (source.kind === 'provider_ranges') {
+        const seenAt = (r as ProviderRangeRecord).seenAt;
+        dates.push(seenAt !== undefined ? epochOf(seenAt) : fileDate);
+      }
+    }
     publishedAt = result.publishedAt ?? publishedAt;
   }
   const now = options.now;
@@ -107,26 +120,28 @@ export function importSnapshot(
   const store = db.transaction(() => {
     switch (source.kind) {
       case 'provider_ranges': {
-        removed = storeProviderRanges(db, source.name, records as ProviderRangeRecord[], now);
+        removed = storeProviderRanges(db, source.name, records as ProviderRangeRecord[], dates);
         break;
       }
       case 'asn_mapping': {
         db.prepare(`DELETE FROM asn_range WHERE source = ?`).run(source.name);
         const mapping = records as RecordOfKind['asn_mapping'][];
+        // Every row, nested and repeated ones too, numbered in file order (the release's tie-break).
         insertRows(
           db,
-          `INSERT OR REPLACE INTO asn_range (source, version, first, last, asn, country, descr)`,
-          7,
+          `INSERT INTO asn_range (source, seq, version, first, last, asn, country, descr)`,
+          8,
           mapping.length,
           (i, v, at) => {
             const r = mapping[i]!;
             v[at] = source.name;
-            v[at + 1] = versionOf(r.first);
-            v[at + 2] = r.first;
-            v[at + 3] = r.last;
-            v[at + 4] = r.asn;
-            v[at + 5] = r.country;
-            v[at + 6] = r.descr;
+            v[at + 1] = i + 1;
+            v[at + 2] = versionOf(r.first);
+            v[at + 3] = r.first;
+            v[at + 4] = r.last;
+            v[at + 5] = r.asn;
+            v[at + 6] = r.country;
+            v[at + 7] = r.descr;
           },
         );
         break;
@@ -230,31 +245,36 @@ function insertRows(
   }
 }
 
+/** Epoch seconds of an ISO 8601 UTC time (the parsers' publishedAt / seenAt). */
+function epochOf(iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`not an ISO 8601 time: ${JSON.stringify(iso)}`);
+  return Math.floor(ms / 1000);
+}
+
+/**
+ * Stores a provider feed's snapshot: each record dated `dates[i]` (epoch seconds). Returns how
+ * many ranges the previous snapshot listed and this one does not (they become inactive).
+ */
 function storeProviderRanges(
   db: StateDb,
   sourceName: string,
   records: ProviderRangeRecord[],
-  now: number,
+  dates: number[],
 ): number {
-  const before = (
-    db
-      .prepare(`SELECT count(*) AS n FROM provider_range WHERE source = ? AND active = 1`)
-      .get(sourceName) as { n: number }
-  ).n;
-  db.prepare(`UPDATE provider_range SET active = 0 WHERE source = ?`).run(sourceName);
+  // 2 marks "listed by the previous snapshot, not (yet) by this one"; the upsert sets 1.
+  db.prepare(`UPDATE provider_range SET active = 2 WHERE source = ? AND active = 1`).run(sourceName);
   const upsert = db.prepare(
     `INSERT INTO provider_range (source, prefix, provider, category, metadata, first_seen, last_seen, active)
      VALUES (?, ?, ?, ?, ?, ?, ?, 1)
-     ON CONFLICT (source, prefix, provider, category, metadata) DO UPDATE SET last_seen = excluded.last_seen, active = 1`,
+     ON CONFLICT (source, prefix, provider, category, metadata) DO UPDATE SET
+       first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen), active = 1`,
   );
-  for (const r of records)
-    upsert.run(sourceName, r.prefix, r.provider, r.category, canonicalJson(r.metadata), now, now);
-  const stillActive = (
-    db
-      .prepare(`SELECT count(*) AS n FROM provider_range WHERE source = ? AND active = 1 AND last_seen = ?`)
-      .get(sourceName, now) as { n: number }
-  ).n;
-  return Math.max(0, before - stillActive);
+  records.forEach((r, i) =>
+    upsert.run(sourceName, r.prefix, r.provider, r.category, canonicalJson(r.metadata), dates[i], dates[i]),
+  );
+  return db.prepare(`UPDATE provider_range SET active = 0 WHERE source = ? AND active = 2`).run(sourceName)
+    .changes;
 }
 
 /** Imports one NDJSON observation file (see importObservationFiles). */

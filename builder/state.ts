@@ -7,14 +7,17 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const STATE_SCHEMA_VERSION = 3;
+export const STATE_SCHEMA_VERSION = 4;
 
 /**
- * Older versions this builder upgrades in place: each step only adds tables (CREATE TABLE IF NOT
- * EXISTS in SCHEMA), so the upgrade is applying the schema and writing the new version.
+ * Older versions this builder upgrades in place. Steps that only add tables are applying the
+ * schema (CREATE TABLE IF NOT EXISTS in SCHEMA); the others are in upgradeAsnRanges.
  * 2 → 3: the collector's rounds (collect_round, collect_batch).
+ * 3 → 4: asn_range keeps every row of a mapping, nested ones included: keyed by (source, seq),
+ * the row's position in its snapshot, instead of (source, version, first), which kept one row per
+ * start address. Rows an older import dropped come back with the next import of that mapping.
  */
-const UPGRADABLE_FROM = new Set([2]);
+const UPGRADABLE_FROM = new Set([2, 3]);
 
 export type StateDb = Database.Database;
 
@@ -40,6 +43,19 @@ CREATE TABLE IF NOT EXISTS dns_state (
   PRIMARY KEY (name_id, rtype)
 ) WITHOUT ROWID;
 `;
+
+/** Every row of each IP-to-ASN mapping, in the order of its snapshot's files (seq from 1). */
+const ASN_RANGE_TABLE = `CREATE TABLE IF NOT EXISTS asn_range (
+  source TEXT NOT NULL,
+  seq INTEGER NOT NULL,            -- position of the row in the snapshot (files in import order)
+  version INTEGER NOT NULL,
+  first TEXT NOT NULL,
+  last TEXT NOT NULL,
+  asn INTEGER NOT NULL,            -- 0 = not routed
+  country TEXT,
+  descr TEXT,
+  PRIMARY KEY (source, seq)
+) WITHOUT ROWID;`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,16 +84,7 @@ CREATE TABLE IF NOT EXISTS provider_range (
   PRIMARY KEY (source, prefix, provider, category, metadata)
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS asn_range (
-  source TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  first TEXT NOT NULL,
-  last TEXT NOT NULL,
-  asn INTEGER NOT NULL,            -- 0 = not routed
-  country TEXT,
-  descr TEXT,
-  PRIMARY KEY (source, version, first)
-) WITHOUT ROWID;
+${ASN_RANGE_TABLE}
 
 CREATE TABLE IF NOT EXISTS as_meta (
   asn INTEGER NOT NULL,
@@ -163,6 +170,7 @@ export function openState(stateDir: string): StateDb {
         `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
       );
     }
+    if (upgrade) db.transaction(() => upgradeAsnRanges(db))();
     db.exec(SCHEMA);
     if (upgrade) {
       db.prepare(`UPDATE state_meta SET value = ? WHERE key = 'schema_version'`).run(
@@ -179,4 +187,18 @@ export function openState(stateDir: string): StateDb {
     throw error;
   }
   return db;
+}
+
+/** 3 → 4: asn_range keyed by (source, seq); the kept rows numbered in (version, first) order. */
+function upgradeAsnRanges(db: StateDb): void {
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('asn_range')`).pluck().all() as string[];
+  if (columns.length === 0 || columns.includes('seq')) return;
+  db.exec(`ALTER TABLE asn_range RENAME TO asn_range_v3`);
+  db.exec(ASN_RANGE_TABLE);
+  db.exec(`
+    INSERT INTO asn_range (source, seq, version, first, last, asn, country, descr)
+      SELECT source, row_number() OVER (PARTITION BY source ORDER BY version, first), version, first, last, asn,
+        country, descr FROM asn_range_v3;
+    DROP TABLE asn_range_v3;
+  `);
 }

@@ -22,6 +22,15 @@
  * ::ffff:0:0/96 (IPv4-mapped) is in the table and answers as a bogon when looked up as IPv6;
  * the API looks such an address up as its IPv4 address (`unmapIpv4`) before calling here.
  *
+ * Reserved IPv6 space. IANA's IPv6 Address Space registry (`iana-ipv6-address-space-1.csv`)
+ * partitions the whole space; its `Reserved by IETF` blocks (0000::/8 but for what the
+ * special-purpose registry lists inside it, 0100::/8, 0200::/7, … 4000::/3 … e000::/4, f000::/5,
+ * f800::/6, fe00::/9 and the deprecated site-local fec0::/10) are bogons too: SPEC.md counts
+ * reserved space as bogon. They are less specific than every special-purpose entry inside them
+ * (64:ff9b::/96 "True" stays public); at an equal length the special-purpose entry decides.
+ * So `::2` and `::1.1.1.1` (IPv4-compatible, in 0000::/8) are bogons, as are `4000::1` and
+ * `fec0::1`. Only 2000::/3 (Global Unicast) holds public addresses.
+ *
  * AS rule. Exactly SPEC.md's list (23456, 64496 to 65551, 4200000000 to 4294967295) plus 0,
  * split by purpose as IANA's Special-Purpose AS Numbers registry does. 65552–131071 is marked
  * "Reserved" in IANA's AS number *allocation* registry, not in the special-purpose one, and
@@ -59,6 +68,10 @@ const REGISTRY_FILES: Record<IpVersion, string> = {
   6: 'iana-ipv6-special-registry-1.csv',
 };
 
+/** IANA's IPv6 Address Space registry: the top-level partition of IPv6 space. */
+const IPV6_ADDRESS_SPACE_FILE = 'iana-ipv6-address-space-1.csv';
+const IPV6_ADDRESS_SPACE_HEADER = 'IPv6 Prefix,Allocation,Reference,Notes';
+
 const MULTICAST: Record<IpVersion, { prefix: string; name: string; rfc: string }> = {
   4: { prefix: '224.0.0.0/4', name: 'Multicast', rfc: 'RFC 5771' },
   6: { prefix: 'ff00::/8', name: 'Multicast', rfc: 'RFC 4291' },
@@ -75,6 +88,8 @@ interface RegistryEntry {
   last: bigint;
   prefixLength: number;
   reachable: Reachability;
+  /** 1 for the special-purpose registries (and multicast), 0 for the address-space registry: wins ties. */
+  precedence: number;
   answer: Readonly<IpBogon>;
 }
 
@@ -181,13 +196,22 @@ function makeEntry(
   rfc: string,
   reachable: Reachability,
   where: string,
+  precedence = 1,
 ): RegistryEntry {
   const cidr = parseCidr(prefixText);
   if (!cidr || cidr.version !== version || cidr.hostBitsSet) {
     throw new Error(`${where}: expected an IPv${version} CIDR block, got "${prefixText}"`);
   }
   const answer = Object.freeze({ prefix: formatCidr(cidr), name, rfc });
-  return { version, first: cidr.first, last: cidr.last, prefixLength: cidr.prefixLength, reachable, answer };
+  return {
+    version,
+    first: cidr.first,
+    last: cidr.last,
+    prefixLength: cidr.prefixLength,
+    reachable,
+    precedence,
+    answer,
+  };
 }
 
 /** Parses one committed IANA special-purpose registry into active entries. */
@@ -225,6 +249,32 @@ function loadRegistry(version: IpVersion): RegistryEntry[] {
   });
   const multicast = MULTICAST[version];
   entries.push(makeEntry(version, multicast.prefix, multicast.name, multicast.rfc, 'false', 'multicast'));
+  if (version === 6) entries.push(...loadIpv6AddressSpace());
+  return entries;
+}
+
+/**
+ * The `Reserved by IETF` blocks of IANA's IPv6 Address Space registry, as unreachable entries of
+ * low precedence. The registry's other allocations (Global Unicast, Unique Local, Link-Scoped,
+ * Multicast) add nothing: the special-purpose registry and the multicast entry cover the last three.
+ */
+function loadIpv6AddressSpace(): RegistryEntry[] {
+  const rows = parseCsv(fs.readFileSync(registryPath(IPV6_ADDRESS_SPACE_FILE), 'utf8'));
+  const header = rows.shift()?.join(',');
+  if (header !== IPV6_ADDRESS_SPACE_HEADER) {
+    throw new Error(`${IPV6_ADDRESS_SPACE_FILE}: unexpected header "${header}"`);
+  }
+  const entries: RegistryEntry[] = [];
+  rows.forEach((row, index) => {
+    const where = `${IPV6_ADDRESS_SPACE_FILE} record ${index + 1}`;
+    if (row.length !== 4) throw new Error(`${where}: expected 4 fields, got ${row.length}`);
+    const [prefix, allocation, references] = row as [string, string, string, string];
+    if (allocation.trim() !== 'Reserved by IETF') return;
+    entries.push(
+      makeEntry(6, prefix.trim(), 'Reserved by IETF', formatReferences(references, where), 'false', where, 0),
+    );
+  });
+  if (entries.length === 0) throw new Error(`${IPV6_ADDRESS_SPACE_FILE}: no "Reserved by IETF" block`);
   return entries;
 }
 
@@ -242,7 +292,13 @@ function buildIntervalTable(entries: RegistryEntry[]): IntervalTable {
     const end = boundaries[i + 1]! - 1n;
     let best: RegistryEntry | null = null;
     for (const entry of entries) {
-      if (entry.first <= start && start <= entry.last && (!best || entry.prefixLength > best.prefixLength)) {
+      if (
+        entry.first <= start &&
+        start <= entry.last &&
+        (!best ||
+          entry.prefixLength > best.prefixLength ||
+          (entry.prefixLength === best.prefixLength && entry.precedence > best.precedence))
+      ) {
         best = entry;
       }
     }

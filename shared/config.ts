@@ -17,7 +17,7 @@ export const SETTINGS = {
   ASN_MAPPING: {
     schema: z.string().min(1).default('iptoasn,ip-location-db'),
     description:
-      'IP-to-ASN mapping sources in order of preference; per address family the first with rows is used.',
+      'IP-to-ASN mapping sources in order of preference, layered per address: the first with a row holding an address answers (its most specific row), the next fill the gaps.',
   },
   FETCH_TIMEOUT_MS: {
     schema: z.coerce.number().int().positive().default(30_000),

@@ -6,7 +6,7 @@
  * addresses that are only matched exactly (interval values) are canonical text.
  * Times are epoch seconds.
  */
-export const RELEASE_SCHEMA_VERSION = 1;
+export const RELEASE_SCHEMA_VERSION = 2;
 
 export const RELEASE_TABLES = {
   meta: `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
@@ -17,9 +17,16 @@ export const RELEASE_TABLES = {
   /** Non-overlapping segments of the address space with the provider ranges holding them (most specific first). */
   provider_segment: `CREATE TABLE provider_segment (
     first BLOB PRIMARY KEY, last BLOB NOT NULL, range_ids TEXT NOT NULL, hosting_range_id INTEGER) WITHOUT ROWID`,
+  /**
+   * Every row the layered IP-to-ASN mapping keeps (builder/release/asn-mapping.ts); rows may nest or
+   * overlap. Ids are in page order: IPv4 first, then by first address, a larger row first.
+   */
   asn_range: `CREATE TABLE asn_range (
-    first BLOB PRIMARY KEY, last BLOB NOT NULL, version INTEGER NOT NULL, first_text TEXT NOT NULL, last_text TEXT NOT NULL,
-    asn INTEGER, country TEXT, descr TEXT, prefixes TEXT NOT NULL, source TEXT NOT NULL) WITHOUT ROWID`,
+    id INTEGER PRIMARY KEY, first BLOB NOT NULL, last BLOB NOT NULL, version INTEGER NOT NULL, first_text TEXT NOT NULL,
+    last_text TEXT NOT NULL, asn INTEGER, country TEXT, descr TEXT, prefixes TEXT NOT NULL, source TEXT NOT NULL)`,
+  /** Non-overlapping pieces of the address space, each answered by one asn_range row. */
+  asn_segment: `CREATE TABLE asn_segment (
+    first BLOB PRIMARY KEY, last BLOB NOT NULL, range_id INTEGER NOT NULL) WITHOUT ROWID`,
   asn: `CREATE TABLE asn (
     asn INTEGER PRIMARY KEY, name TEXT, country TEXT, source TEXT, category TEXT, category_source TEXT,
     network_role TEXT, routes_v4 INTEGER NOT NULL, routes_v6 INTEGER NOT NULL, ipv4_addresses INTEGER NOT NULL,
@@ -48,7 +55,7 @@ export const RELEASE_TABLES = {
 export type ReleaseTable = keyof typeof RELEASE_TABLES;
 
 export const RELEASE_INDEXES = [
-  `CREATE INDEX asn_range_by_asn ON asn_range (asn, version, first)`,
+  `CREATE INDEX asn_range_by_asn ON asn_range (asn, id)`,
   /** Reverse lookups page by (first_observed, id); covering, so the per-IP pass reads no table rows. */
   `CREATE INDEX dns_interval_by_value ON dns_interval (value, first_observed, domain_id, ended_at, last_confirmed)`,
 ];

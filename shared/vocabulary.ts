@@ -5,6 +5,17 @@ export type RangeCategory = (typeof RANGE_CATEGORIES)[number];
 /** Categories that describe who hosts an address (they set provider, prefix, is_datacenter, is_cdn). */
 export const HOSTING_CATEGORIES: readonly RangeCategory[] = ['cloud', 'hosting', 'cdn'];
 
+/**
+ * How long after its last_seen a published range of a category is still served, in seconds
+ * (docs/decisions/0014). SPEC.md: a `tor_exit` address is one seen as an exit "about the last
+ * day"; a release serves it while its date (TorDNSEL's ExitAddress time, else the list's date)
+ * is at most two days before the build: the list's day plus one for a daily build. Categories
+ * not named here are served as long as their feed's current snapshot lists them.
+ */
+export const CATEGORY_FRESHNESS_SECONDS: Readonly<Partial<Record<RangeCategory, number>>> = {
+  tor_exit: 2 * 86_400,
+};
+
 export const AS_CATEGORIES = [
   'isp',
   'hosting',

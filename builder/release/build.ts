@@ -7,9 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
-import { parseCidr, parseIp, ipKey, rangeToCidrs, rangeSize } from '../../shared/ip.js';
+import { parseIp } from '../../shared/ip.js';
 import { findIpBogon } from '../../shared/bogons.js';
-import { HOSTING_CATEGORIES, type RangeCategory } from '../../shared/vocabulary.js';
 import {
   META_KEYS,
   RELEASE_INDEXES,
@@ -19,8 +18,10 @@ import {
 } from '../../shared/release-schema.js';
 import { toIso } from '../../shared/time.js';
 import { getSource } from '../sources/index.js';
-import { buildSegments, type SegmentInput } from './segments.js';
-import { RangeTable } from './range-table.js';
+import { layerMappings, readMappingRows, writeMapping } from './asn-mapping.js';
+import { writeAsnTable } from './asn-table.js';
+import { writeProviderRanges, type ProviderRanges } from './provider-ranges.js';
+import type { RangeTable } from './range-table.js';
 import { buildHostingRuns, encodeRun, type IntervalOnNetwork, type NetworkInfo } from './hosting-runs.js';
 import {
   BatchInsert,
@@ -37,7 +38,7 @@ export interface BuildOptions {
   stateFile: string;
   releaseId: string;
   builtAt: number;
-  /** Preference order of IP-to-ASN mapping sources, per address family the first with rows wins. */
+  /** Preference order of IP-to-ASN mapping sources: layered per address (asn-mapping.ts). */
   asnMappingPreference: string[];
   /** 'demo' labels the release as demo data in its coverage block. */
   dataset: 'production' | 'demo';
@@ -49,17 +50,6 @@ export interface BuildOptions {
 export interface BuildResult {
   counts: Record<string, number>;
   phases: Array<{ name: string; seconds: number }>;
-}
-
-interface AsnAggregate {
-  name: string | null;
-  country: string | null;
-  source: string;
-  routesV4: number;
-  routesV6: number;
-  ipv4Addresses: bigint;
-  providers: Map<string, { provider: string; category: string; ranges: number }>;
-  coveredV4: Array<[number, number, string]>;
 }
 
 export function buildRelease(file: string, options: BuildOptions): BuildResult {
@@ -120,8 +110,11 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of intervalIndexes) db.exec(ddl);
     });
     db.exec('COMMIT');
+    let contributors: string[] = [];
     phase('wait for the worker, copy its tables', () => {
-      for (const p of worker.wait()) {
+      const result = worker.wait();
+      contributors = result.contributors;
+      for (const p of result.phases) {
         phases.push(p);
         options.log(`    ${p.name} (worker thread): ${p.seconds.toFixed(1)} s`);
       }
@@ -138,7 +131,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals)));
+    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals), contributors));
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => db.exec('ANALYZE'));
@@ -155,6 +148,7 @@ export const WORKER_TABLES = [
   'provider_range',
   'provider_segment',
   'asn_range',
+  'asn_segment',
   'asn',
   'dns_state',
   'domain_hosting',
@@ -219,6 +213,8 @@ interface IpSummaries {
 export interface WorkerResult {
   error?: string;
   phases?: BuildResult['phases'];
+  /** RangeTables.contributors. */
+  contributors?: string[];
 }
 
 /**
@@ -232,7 +228,7 @@ function startReleaseWorker(
   post: (m: WorkerInput) => void;
   /** The chunk after `received` chunks (waits for it). */
   summaries: (received: number) => IpSummaries;
-  wait: () => BuildResult['phases'];
+  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors'>>;
   stop: () => void;
 } {
   const flag = new Int32Array(new SharedArrayBuffer(8));
@@ -245,6 +241,7 @@ function startReleaseWorker(
       stateFile: options.stateFile,
       asnMappingPreference: options.asnMappingPreference,
       ownCategoryThreshold: options.ownCategoryThreshold,
+      builtAt: options.builtAt,
       flag,
       input: toWorker.port2,
       output: fromWorker.port2,
@@ -276,297 +273,35 @@ function startReleaseWorker(
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
       stop();
       if (!m || m.error !== undefined) throw new Error(`release worker: ${m?.error ?? 'no result'}`);
-      return m.phases!;
+      return { phases: m.phases!, contributors: m.contributors! };
     },
   };
 }
 
-/** Writes provider_range, provider_segment, asn_range and asn; returns the network of an address. */
+/** What writeRangeTables gives the rest of the build. */
+export interface RangeTables {
+  networks: NetworkResolver;
+  /** Sources whose rows or values the tables use (feeds, mappings, AS metadata): for attribution. */
+  contributors: string[];
+}
+
+/** Writes provider_range, provider_segment, asn_range, asn_segment and asn. */
 export function writeRangeTables(
   db: Database.Database,
-  options: Pick<BuildOptions, 'asnMappingPreference' | 'ownCategoryThreshold'>,
+  options: Pick<BuildOptions, 'asnMappingPreference' | 'ownCategoryThreshold' | 'builtAt'>,
   phase: <T>(name: string, fn: () => T) => T,
-): NetworkResolver {
-  const ranges = phase('provider ranges', () => writeProviderRanges(db));
-  const asnTable = phase('asn mapping', () => writeAsnRanges(db, options, ranges));
-  return new NetworkResolver(db, asnTable, ranges);
-}
-
-interface ProviderRanges {
-  /** Segment lookup: the most specific cloud/hosting/CDN range holding an address. */
-  hostingByAddress: RangeTable<{ provider: string; category: string }>;
-  /** Hosting-category ranges, for the per-AS providers block. */
-  hostingRanges: Array<{ version: 4 | 6; first: bigint; last: bigint; provider: string; category: string }>;
-}
-
-function writeProviderRanges(db: Database.Database): ProviderRanges {
-  const rows = db
-    .prepare(
-      `SELECT prefix, provider, category, metadata, first_seen, last_seen, source FROM st.provider_range
-       WHERE active = 1 ORDER BY source, prefix, provider, category, metadata`,
-    )
-    .all() as Array<{
-    prefix: string;
-    provider: string;
-    category: RangeCategory;
-    metadata: string;
-    first_seen: number;
-    last_seen: number;
-    source: string;
-  }>;
-  const insert = db.prepare(
-    `INSERT INTO provider_range (id, prefix, version, first, last, prefix_length, provider, category, metadata, first_seen, last_seen, source)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+): RangeTables {
+  const ranges = phase('provider ranges', () => writeProviderRanges(db, options.builtAt));
+  const mapping = phase('asn mapping', () =>
+    layerMappings(readMappingRows(db, options.asnMappingPreference)),
   );
-  const inputs: SegmentInput[] = [];
-  const byId = new Map<number, { provider: string; category: string }>();
-  const hostingRanges: ProviderRanges['hostingRanges'] = [];
-  const mapped = (version: 4 | 6, v: bigint) => (version === 4 ? (0xffffn << 32n) | v : v);
-  db.transaction(() => {
-    let id = 0;
-    for (const r of rows) {
-      const cidr = parseCidr(r.prefix);
-      if (!cidr) continue;
-      id++;
-      insert.run(
-        id,
-        r.prefix,
-        cidr.version,
-        ipKey(cidr.version, cidr.first),
-        ipKey(cidr.version, cidr.last),
-        cidr.prefixLength,
-        r.provider,
-        r.category,
-        r.metadata,
-        r.first_seen,
-        r.last_seen,
-        r.source,
-      );
-      inputs.push({
-        id,
-        first: mapped(cidr.version, cidr.first),
-        last: mapped(cidr.version, cidr.last),
-        prefixLength: cidr.version === 4 ? cidr.prefixLength + 96 : cidr.prefixLength,
-      });
-      byId.set(id, { provider: r.provider, category: r.category });
-      if (HOSTING_CATEGORIES.includes(r.category)) {
-        hostingRanges.push({
-          version: cidr.version,
-          first: cidr.first,
-          last: cidr.last,
-          provider: r.provider,
-          category: r.category,
-        });
-      }
-    }
-  })();
-  const segments = buildSegments(inputs);
-  const insertSegment = db.prepare(
-    `INSERT INTO provider_segment (first, last, range_ids, hosting_range_id) VALUES (?, ?, ?, ?)`,
+  const asnTable = phase('asn ranges', () => writeMapping(db, mapping));
+  const metaSources = phase('asn table', () =>
+    writeAsnTable(db, mapping, ranges.hostingRanges, options.ownCategoryThreshold),
   );
-  const hostingByAddress = new RangeTable<{ provider: string; category: string }>();
-  const keyOf = (v: bigint) => {
-    const buf = Buffer.allocUnsafe(16);
-    buf.writeBigUInt64BE(v >> 64n, 0);
-    buf.writeBigUInt64BE(v & 0xffffffffffffffffn, 8);
-    return buf;
-  };
-  db.transaction(() => {
-    for (const s of segments) {
-      const hostingId =
-        s.ids.find((id) => HOSTING_CATEGORIES.includes(byId.get(id)!.category as RangeCategory)) ?? null;
-      insertSegment.run(keyOf(s.first), keyOf(s.last), JSON.stringify(s.ids), hostingId);
-      if (hostingId !== null) {
-        const isV4 = s.first >> 32n === 0xffffn && s.last >> 32n === 0xffffn;
-        if (isV4) hostingByAddress.add(4, s.first & 0xffffffffn, s.last & 0xffffffffn, byId.get(hostingId)!);
-        else hostingByAddress.add(6, s.first, s.last, byId.get(hostingId)!);
-      }
-    }
-  })();
-  return { hostingByAddress, hostingRanges };
-}
-
-interface AsnLookupValue {
-  asn: number | null;
-}
-
-function writeAsnRanges(
-  db: Database.Database,
-  options: Pick<BuildOptions, 'asnMappingPreference' | 'ownCategoryThreshold'>,
-  providerRanges: ProviderRanges,
-): RangeTable<AsnLookupValue> {
-  const available = db
-    .prepare(`SELECT source, version, count(*) AS n FROM st.asn_range GROUP BY source, version`)
-    .all() as Array<{
-    source: string;
-    version: number;
-    n: number;
-  }>;
-  const chosen = new Map<number, string>();
-  for (const version of [4, 6]) {
-    const candidates = available.filter((a) => a.version === version).map((a) => a.source);
-    const preferred =
-      options.asnMappingPreference.find((s) => candidates.includes(s)) ?? candidates.sort()[0];
-    if (preferred) chosen.set(version, preferred);
-  }
-  const table = new RangeTable<AsnLookupValue>();
-  const aggregates = new Map<number, AsnAggregate>();
-  const insert = db.prepare(
-    `INSERT OR IGNORE INTO asn_range (first, last, version, first_text, last_text, asn, country, descr, prefixes, source)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  db.transaction(() => {
-    for (const [version, source] of chosen) {
-      const rows = db
-        .prepare(`SELECT first, last, asn, country, descr FROM st.asn_range WHERE source = ? AND version = ?`)
-        .all(source, version) as Array<{
-        first: string;
-        last: string;
-        asn: number;
-        country: string | null;
-        descr: string | null;
-      }>;
-      const parsed = rows
-        .map((r) => ({ r, first: parseIp(r.first)!, last: parseIp(r.last)! }))
-        .sort((a, b) => (a.first.value < b.first.value ? -1 : a.first.value > b.first.value ? 1 : 0));
-      let previousLast = -1n;
-      for (const { r, first, last } of parsed) {
-        if (first.value <= previousLast) continue; // overlapping row in the mapping: keep the first
-        previousLast = last.value;
-        const asn = r.asn === 0 ? null : r.asn;
-        insert.run(
-          ipKey(first.version, first.value),
-          ipKey(last.version, last.value),
-          version,
-          r.first,
-          r.last,
-          asn,
-          r.country,
-          r.descr,
-          JSON.stringify(rangeToCidrs(first.version, first.value, last.value)),
-          source,
-        );
-        table.add(first.version, first.value, last.value, { asn });
-        if (asn === null) continue;
-        let agg = aggregates.get(asn);
-        if (!agg) {
-          agg = {
-            name: r.descr,
-            country: r.country,
-            source,
-            routesV4: 0,
-            routesV6: 0,
-            ipv4Addresses: 0n,
-            providers: new Map(),
-            coveredV4: [],
-          };
-          aggregates.set(asn, agg);
-        }
-        if (version === 4) {
-          agg.routesV4++;
-          agg.ipv4Addresses += rangeSize(first.value, last.value);
-        } else agg.routesV6++;
-        agg.name ??= r.descr;
-        agg.country ??= r.country;
-      }
-    }
-  })();
-
-  // Published cloud/hosting/CDN ranges lying inside one of the AS's ranges (a larger one is not counted).
-  for (const pr of providerRanges.hostingRanges) {
-    const holder = table.findContaining(pr.version, pr.first, pr.last);
-    if (!holder || holder.asn === null) continue;
-    const agg = aggregates.get(holder.asn)!;
-    const key = `${pr.provider}\u0000${pr.category}`;
-    const entry = agg.providers.get(key) ?? { provider: pr.provider, category: pr.category, ranges: 0 };
-    entry.ranges++;
-    agg.providers.set(key, entry);
-    if (pr.version === 4) agg.coveredV4.push([Number(pr.first), Number(pr.last), pr.category]);
-  }
-
-  const meta = db.prepare(`SELECT asn, field, source, value FROM st.as_meta ORDER BY source`).all() as Array<{
-    asn: number;
-    field: string;
-    source: string;
-    value: string;
-  }>;
-  const external = new Map<number, { category?: string; network_role?: string; name?: string }>();
-  for (const m of meta) {
-    const e = external.get(m.asn) ?? {};
-    if (m.field === 'category') e.category ??= m.value;
-    else if (m.field === 'network_role') e.network_role ??= m.value;
-    else if (m.field === 'name') e.name ??= m.value;
-    external.set(m.asn, e);
-  }
-  const insertAsn = db.prepare(
-    `INSERT INTO asn (asn, name, country, source, category, category_source, network_role, routes_v4, routes_v6,
-       ipv4_addresses, providers, observed_ips, observed_domains) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-  );
-  db.transaction(() => {
-    for (const [asn, agg] of aggregates) {
-      const ext = external.get(asn);
-      const own = ownCategory(agg, options.ownCategoryThreshold);
-      const category = own ?? ext?.category ?? null;
-      const providers = [...agg.providers.values()].sort(
-        (a, b) =>
-          b.ranges - a.ranges || a.provider.localeCompare(b.provider) || a.category.localeCompare(b.category),
-      );
-      insertAsn.run(
-        asn,
-        agg.name ?? ext?.name ?? null,
-        agg.country,
-        agg.source,
-        category,
-        category === null ? null : own ? 'own' : 'external',
-        ext?.network_role ?? null,
-        agg.routesV4,
-        agg.routesV6,
-        Number(agg.ipv4Addresses),
-        JSON.stringify(providers),
-      );
-    }
-    // AS numbers with metadata but no mapped ranges still answer with their classification.
-    for (const [asn, ext] of external) {
-      if (aggregates.has(asn)) continue;
-      insertAsn.run(
-        asn,
-        ext.name ?? null,
-        null,
-        null,
-        ext.category ?? null,
-        ext.category ? 'external' : null,
-        ext.network_role ?? null,
-        0,
-        0,
-        0,
-        '[]',
-      );
-    }
-  })();
-  return table;
-}
-
-/**
- * Our own category: an AS whose routed IPv4 space is at least `threshold` covered by published
- * ranges is `cdn` when CDN ranges cover more of it than cloud/hosting ranges, else `hosting`.
- */
-function ownCategory(agg: AsnAggregate, threshold: number): string | null {
-  if (agg.ipv4Addresses === 0n || agg.coveredV4.length === 0) return null;
-  const covered = { cdn: 0, hosting: 0 };
-  for (const kind of ['cdn', 'hosting'] as const) {
-    const spans = agg.coveredV4
-      .filter(([, , c]) => (kind === 'cdn' ? c === 'cdn' : c !== 'cdn'))
-      .sort((a, b) => a[0] - b[0]);
-    let end = -1;
-    for (const [f, l] of spans) {
-      const from = Math.max(f, end + 1);
-      if (l >= from) covered[kind] += l - from + 1;
-      end = Math.max(end, l);
-    }
-  }
-  const total = Number(agg.ipv4Addresses);
-  if ((covered.cdn + covered.hosting) / total < threshold) return null;
-  return covered.cdn > covered.hosting ? 'cdn' : 'hosting';
+  const contributors = new Set([...ranges.sources, ...metaSources]);
+  for (const row of mapping.rows) contributors.add(row.source);
+  return { networks: new NetworkResolver(db, asnTable, ranges), contributors: [...contributors].sort() };
 }
 
 /** The domain table (ids in seed-rank order, then other observed names); returns dns_name id -> domain id. */
@@ -637,7 +372,7 @@ export class NetworkResolver {
 
   constructor(
     db: Database.Database,
-    private readonly asnTable: RangeTable<AsnLookupValue>,
+    private readonly asnTable: RangeTable<{ asn: number | null }>,
     private readonly ranges: Pick<ProviderRanges, 'hostingByAddress'>,
   ) {
     const rows = db.prepare(`SELECT asn, name, category FROM asn`).all() as Array<{
@@ -826,6 +561,8 @@ export function writeObserved(
     if (!set) observedDomains.set(asn, (set = new Set()));
     for (const id of ids) set.add(id);
   }
+  // Without any DNS observation the release counts none: observed stays null ("unknown, never zero").
+  if (db.prepare(`SELECT EXISTS (SELECT 1 FROM dns_state)`).pluck().get() !== 1) return;
   const update = db.prepare(`UPDATE asn SET observed_ips = ?, observed_domains = ? WHERE asn = ?`);
   db.exec(`UPDATE asn SET observed_ips = 0, observed_domains = 0`);
   for (const [asn, ips] of observedIps) update.run(ips, observedDomains.get(asn)!.size, asn);
@@ -904,6 +641,7 @@ function writeMeta(
   db: Database.Database,
   options: BuildOptions,
   window: { first: number | null; last: number | null },
+  contributors: string[],
 ): Record<string, number> {
   const lastQuery = db.prepare(`SELECT max(last_observed) FROM dns_state`).pluck().get() as number | null;
   const seedSnapshot = db
@@ -979,15 +717,28 @@ function writeMeta(
       fetched_at: toIso(f.fetched_at),
     })),
   }));
+  // Credit exactly the sources the release's answers rest on: DNS observations when there are
+  // any, the seed list when it names the resolved set, and the feeds, mappings and AS metadata
+  // whose rows or values the tables use (an imported source the release does not use is not
+  // credited).
+  const observed = (db.prepare(`SELECT EXISTS (SELECT 1 FROM dns_state)`).pluck().get() as number) === 1;
+  const used = new Set(contributors);
+  // The demo's seed is our own list of reserved example names, read with the Tranco parser.
+  if (seedNames > 0 && options.dataset !== 'demo')
+    for (const s of snapshots) if (s.kind === 'seed') used.add(s.source);
   const attribution = [
-    {
-      source: 'DNS observations and PTR names',
-      by: 'measured by this service',
-      license: 'same as the service data',
-    },
+    ...(observed || ptrChecked > 0
+      ? [
+          {
+            source: 'DNS observations and PTR names',
+            by: 'measured by this service',
+            license: 'same as the service data',
+          },
+        ]
+      : []),
     ...snapshots.flatMap((s) => {
       const def = getSource(s.source);
-      return def ? [def.attribution] : [];
+      return def && used.has(s.source) ? [def.attribution] : [];
     }),
   ];
   const counts: Record<string, number> = {};

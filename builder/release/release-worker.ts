@@ -16,6 +16,7 @@ const data = workerData as {
   stateFile: string;
   asnMappingPreference: string[];
   ownCategoryThreshold: number;
+  builtAt: number;
   flag: Int32Array;
   input: MessagePort;
   output: MessagePort;
@@ -65,7 +66,7 @@ try {
     db.pragma('st.cache_size = -32768');
     for (const table of WORKER_TABLES) db.exec(RELEASE_TABLES[table]);
     db.exec('BEGIN');
-    const networks = writeRangeTables(db, data, phase);
+    const { networks, contributors } = writeRangeTables(db, data, phase);
     collectGarbage();
     const first = await next();
     if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
@@ -105,10 +106,10 @@ try {
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
     phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
     db.exec('COMMIT');
+    result = { phases, contributors };
   } finally {
     db.close();
   }
-  result = { phases };
 } catch (error) {
   result = { error: (error as Error).stack ?? String(error) };
 }

@@ -1,9 +1,11 @@
 /**
  * AWS ip-ranges.json: `{syncToken, createDate, prefixes: [{ip_prefix, region, service,
  * network_border_group}], ipv6_prefixes: [{ipv6_prefix, …}]}`. One record per (prefix,
- * service) as published: the catch-all service AMAZON repeats every other service's prefixes.
- * CLOUDFRONT (edge) and CLOUDFRONT_ORIGIN_FACING (the CloudFront servers that fetch from
- * origins) are `cdn`; every other service is `cloud`.
+ * service) as published, except that the catch-all service AMAZON, which repeats every other
+ * service's prefixes, is dropped for a prefix another service lists (read, not kept): the
+ * specific service says what the range is, so a CloudFront edge is `cdn` and not also `cloud`
+ * (docs/decisions/0014). CLOUDFRONT (edge) and CLOUDFRONT_ORIGIN_FACING (the CloudFront servers
+ * that fetch from origins) are `cdn`; every other service is `cloud`.
  */
 import { z } from 'zod';
 import type { RangeCategory } from '../../shared/vocabulary.js';
@@ -12,6 +14,8 @@ import { checkPrefix, ProviderRangeCollector } from './common/provider-ranges.js
 import type { ParseResult, ProviderRangeRecord, SourceDefinition } from './types.js';
 
 const CDN_SERVICES = new Set(['CLOUDFRONT', 'CLOUDFRONT_ORIGIN_FACING']);
+/** The service that lists every AWS range again, under the other services' prefixes too. */
+const CATCH_ALL = 'AMAZON';
 
 const Entry = {
   region: z.string(),
@@ -39,21 +43,23 @@ function parse(text: string, file: string): ParseResult<ProviderRangeRecord> {
   const data = parseJsonFeed(text, file, IpRanges, 'AWS ip-ranges.json');
   const locate = new JsonLineLocator(text);
   const collector = new ProviderRangeCollector('AWS');
-  for (const entry of data.prefixes) {
-    collector.add(
-      checkPrefix(entry.ip_prefix, 'ip_prefix', 4),
-      awsCategory(entry.service),
-      metadataOf(entry),
-      () => locate.lineOf(entry.ip_prefix),
-    );
-  }
-  for (const entry of data.ipv6_prefixes) {
-    collector.add(
-      checkPrefix(entry.ipv6_prefix, 'ipv6_prefix', 6),
-      awsCategory(entry.service),
-      metadataOf(entry),
-      () => locate.lineOf(entry.ipv6_prefix),
-    );
+  const entries = [
+    ...data.prefixes.map((e) => ({
+      ...e,
+      text: e.ip_prefix,
+      checked: checkPrefix(e.ip_prefix, 'ip_prefix', 4),
+    })),
+    ...data.ipv6_prefixes.map((e) => ({
+      ...e,
+      text: e.ipv6_prefix,
+      checked: checkPrefix(e.ipv6_prefix, 'ipv6_prefix', 6),
+    })),
+  ];
+  const specific = new Set<string>();
+  for (const e of entries) if (e.checked.ok && e.service !== CATCH_ALL) specific.add(e.checked.prefix);
+  for (const e of entries) {
+    if (e.service === CATCH_ALL && e.checked.ok && specific.has(e.checked.prefix)) collector.skip();
+    else collector.add(e.checked, awsCategory(e.service), metadataOf(e), () => locate.lineOf(e.text));
   }
   return collector.result(feedTimestamp(data.createDate, file, 'createDate'));
 }

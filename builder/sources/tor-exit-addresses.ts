@@ -2,8 +2,9 @@
  * TorDNSEL exit list (check.torproject.org/exit-addresses): an optional `@type tordnsel 1.0` /
  * `Downloaded <UTC>` header, then blocks of `ExitNode <fingerprint>`, `Published <UTC>`,
  * `LastStatus <UTC>` and one or more `ExitAddress <address> <UTC>`. Each ExitAddress line
- * is a data row and becomes a /32 (/128) `tor_exit` range. An address listed by two relays
- * is kept once (both lines count as read, neither is rejected).
+ * is a data row and becomes a /32 (/128) `tor_exit` range dated by the line's own time (when
+ * TorDNSEL last saw an exit from it). An address listed by two relays is kept once, with the
+ * later time (both lines count as read, neither is rejected).
  */
 import { forEachLine, quote } from './common/lines.js';
 import { checkAddress, ProviderRangeCollector } from './common/provider-ranges.js';
@@ -42,8 +43,24 @@ function parse(text: string, file: string): ParseResult<ProviderRangeRecord> {
       return;
     }
     recognised = true;
-    const address = rest.split(' ')[0] ?? '';
-    collector.add(checkAddress(address, 'ExitAddress'), 'tor_exit', TOR_EXIT_METADATA, lineNumber);
+    // `ExitAddress <address> <UTC>`: when TorDNSEL last saw the relay exit from the address.
+    const gap = rest.indexOf(' ');
+    const address = gap < 0 ? rest : rest.slice(0, gap);
+    const seenAt = gap < 0 ? null : utcTimestamp(rest.slice(gap + 1));
+    if (gap >= 0 && seenAt === null) {
+      collector.reject(
+        lineNumber,
+        `expected "ExitAddress <address> <YYYY-MM-DD HH:MM:SS>", got ${quote(trimmed)}`,
+      );
+      return;
+    }
+    collector.add(
+      checkAddress(address, 'ExitAddress'),
+      'tor_exit',
+      TOR_EXIT_METADATA,
+      lineNumber,
+      seenAt ?? undefined,
+    );
   });
   if (dataLines > 0 && !recognised) {
     throw new Error(

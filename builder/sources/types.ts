@@ -28,6 +28,11 @@ export interface ProviderRangeRecord {
   category: RangeCategory;
   /** Free-form per category: region/service for clouds; `{kind}` for Tor; `{operator, bot}` for crawlers; `{}` for relay. */
   metadata: Record<string, string>;
+  /**
+   * The entry's own date (ISO 8601 UTC) where the format dates each entry (TorDNSEL's ExitAddress
+   * time). The importer dates an entry by this, else by the file's publishedAt, else by the fetch.
+   */
+  seenAt?: string;
 }
 
 /** One row of an IP-to-ASN mapping. asn 0 means "not routed". */

@@ -2,10 +2,10 @@
 import { ApiError } from '../errors.js';
 import { findAsnBogon } from '../bogons.js';
 import { blocks, requireRelease, statement } from './common.js';
-import { decodeCursor, encodeCursor, type CursorKey } from './paging.js';
+import { decodeCursor, encodeCursor } from './paging.js';
 import type { Release } from './release.js';
 import { loadedAsnRanges } from './lookup-ip.js';
-import { asnRangeKey, isMappedRow, rowsOfAsn, wordsKey, type AsnRanges } from './range-index.js';
+import { rowsOfAsn, wordsKey, type AsnRanges } from './range-index.js';
 import { formatIp, ipFromKey, rangeToCidrs } from '../ip.js';
 
 export interface LookupAsnParams {
@@ -48,7 +48,8 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
   const asn = parseAsnParam(params.asn);
   const release = requireRelease(releaseOrNull);
   const query = `lookup_asn\0${asn}`;
-  const after = decodeCursor(release, query, params.cursor, ['number', 'string']) ?? [0, ''];
+  // The key of a page: the asn_range id of its last range (ids are in page order).
+  const [afterId] = (decodeCursor(release, query, params.cursor, ['number']) ?? [0]) as [number];
   const bogon = findAsnBogon(asn);
   const row = bogon
     ? undefined
@@ -61,8 +62,8 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
   if (!bogon) {
     const inMemory = loadedAsnRanges(release);
     page = inMemory
-      ? pageInMemory(inMemory, asn, after, params.limit)
-      : pageFromSql(release, asn, after, params.limit);
+      ? pageInMemory(inMemory, asn, afterId, params.limit)
+      : pageFromSql(release, asn, afterId, params.limit);
   }
   return {
     asn,
@@ -91,19 +92,18 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
 
 interface RangePage {
   ranges: Array<{ first: string; last: string; prefixes: string[] }>;
-  /** The cursor key after the page's last range, or null on the last page. */
-  next: [number, string] | null;
+  /** The cursor key after the page's last range (its id), or null on the last page. */
+  next: [number] | null;
 }
 
-/** The page of `asn`'s ranges after the cursor key `after` ([version, first as hex]), by SQL. */
-function pageFromSql(release: Release, asn: number, after: CursorKey, limit: number): RangePage {
+/** The page of `asn`'s ranges after the range with id `afterId`, by SQL. */
+function pageFromSql(release: Release, asn: number, afterId: number, limit: number): RangePage {
   const rows = statement(
     release,
-    `SELECT version, first, first_text, last_text, prefixes FROM asn_range INDEXED BY asn_range_by_asn
-       WHERE asn = ? AND (version, first) > (?, ?) ORDER BY version, first LIMIT ?`,
-  ).all(asn, after[0], Buffer.from(after[1] as string, 'hex'), limit + 1) as Array<{
-    version: number;
-    first: Buffer;
+    `SELECT id, first_text, last_text, prefixes FROM asn_range INDEXED BY asn_range_by_asn
+       WHERE asn = ? AND id > ? ORDER BY id LIMIT ?`,
+  ).all(asn, afterId, limit + 1) as Array<{
+    id: number;
     first_text: string;
     last_text: string;
     prefixes: string;
@@ -117,7 +117,7 @@ function pageFromSql(release: Release, asn: number, after: CursorKey, limit: num
       last: r.last_text,
       prefixes: JSON.parse(r.prefixes) as string[],
     })),
-    next: more && last ? [last.version, last.first.toString('hex')] : null,
+    next: more && last ? [last.id] : null,
   };
 }
 
@@ -127,21 +127,14 @@ function pageFromSql(release: Release, asn: number, after: CursorKey, limit: num
  * rangeToCidrs), so no SQL is needed. A release's stored texts are checked against this in
  * test/shared/queries.test.ts.
  */
-function pageInMemory(ranges: AsnRanges, asn: number, after: CursorKey, limit: number): RangePage {
+function pageInMemory(ranges: AsnRanges, asn: number, afterId: number, limit: number): RangePage {
   const rows = rowsOfAsn(ranges.byAsn, asn);
-  const afterVersion = after[0] as number;
-  const afterKey = Buffer.from(after[1] as string, 'hex');
-  // SQL's (version, first) > (?, ?): the version as a number, then the key bytes as a BLOB.
-  const isAfter = (row: number): boolean => {
-    const version = isMappedRow(ranges.firstWords, row) ? 4 : 6;
-    if (version !== afterVersion) return version > afterVersion;
-    return Buffer.compare(asnRangeKey(ranges, row), afterKey) > 0;
-  };
+  // Row positions are ids - 1, ascending: the first row after the cursor by binary search.
   let lo = 0;
   let hi = rows.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (isAfter(rows[mid]!)) hi = mid;
+    if (rows[mid]! + 1 > afterId) hi = mid;
     else lo = mid + 1;
   }
   const end = Math.min(rows.length, lo + limit);
@@ -156,11 +149,5 @@ function pageInMemory(ranges: AsnRanges, asn: number, after: CursorKey, limit: n
     });
   }
   const lastRow = rows[end - 1];
-  return {
-    ranges: out,
-    next:
-      end < rows.length && lastRow !== undefined
-        ? [isMappedRow(ranges.firstWords, lastRow) ? 4 : 6, asnRangeKey(ranges, lastRow).toString('hex')]
-        : null,
-  };
+  return { ranges: out, next: end < rows.length && lastRow !== undefined ? [lastRow + 1] : null };
 }

@@ -14,13 +14,7 @@ import {
   statement,
   type ResponseJson,
 } from './common.js';
-import {
-  asnRangeKey,
-  loadAsnRanges,
-  loadProviderSegments,
-  type AsnRanges,
-  type ProviderSegments,
-} from './range-index.js';
+import { loadAsnRanges, loadProviderSegments, type AsnRanges, type ProviderSegments } from './range-index.js';
 import type { Release } from './release.js';
 
 export interface LookupIpParams {
@@ -37,8 +31,6 @@ export interface ProviderRangeItem {
 }
 
 interface AsnRangeRow {
-  last: Buffer;
-  version: number;
   asn: number | null;
   country: string | null;
   descr: string | null;
@@ -256,22 +248,23 @@ function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
   return out;
 }
 
-/** Primary key and AS number of the mapped range holding the address, or null. */
-function asnRangeAt(release: Release, ip: Ip): { key: Buffer; asn: number } | null {
+/** The id of the asn_range row answering for the address (layered mapping), or null. */
+function asnRangeAt(release: Release, ip: Ip): number | null {
   const ranges = release.cache.get(ASN_RANGES) as AsnRanges | undefined;
   if (ranges) {
     const at = ranges.index.find(ip);
-    return at < 0 ? null : { key: asnRangeKey(ranges, at), asn: ranges.asns[at]! };
+    return at < 0 ? null : ranges.segmentRows[at]! + 1;
   }
   const key = ipKey(ip.version, ip.value);
-  const row = statement(
+  const segment = statement(
     release,
-    `SELECT first, last, asn FROM asn_range WHERE first <= ? ORDER BY first DESC LIMIT 1`,
-  ).get(key) as { first: Buffer; last: Buffer; asn: number | null } | undefined;
-  return !row || Buffer.compare(row.last, key) < 0 ? null : { key: row.first, asn: row.asn ?? -1 };
+    `SELECT last, range_id FROM asn_segment WHERE first <= ? ORDER BY first DESC LIMIT 1`,
+  ).get(key) as { last: Buffer; range_id: number } | undefined;
+  return !segment || Buffer.compare(segment.last, key) < 0 ? null : segment.range_id;
 }
 
 interface RangeDetails {
+  asn: number | null;
   descr: string | null;
   country: string | null;
   source: string;
@@ -279,20 +272,19 @@ interface RangeDetails {
   as: AsnRow | undefined;
 }
 
-/** The mapped range holding the address and its AS; null when the mapping has no range for it. */
+/** The mapped row answering for the address and its AS; null when the mapping has no row for it. */
 function routingNetwork(release: Release, ip: Ip) {
-  const range = asnRangeAt(release, ip);
-  if (range === null) return null;
-  const cache = perRelease(release, 'asnRangeDetails', () => new BoundedCache<string, RangeDetails>(100_000));
-  const cacheKey = range.key.toString('latin1');
-  let details = cache.get(cacheKey);
+  const id = asnRangeAt(release, ip);
+  if (id === null) return null;
+  const cache = perRelease(release, 'asnRangeDetails', () => new BoundedCache<number, RangeDetails>(100_000));
+  let details = cache.get(id);
   if (details === undefined) {
     const row = statement(
       release,
-      `SELECT country, descr, prefixes, source FROM asn_range WHERE first = ?`,
-    ).get(range.key) as Omit<AsnRangeRow, 'last' | 'version' | 'asn'>;
-    const asn = range.asn;
+      `SELECT asn, country, descr, prefixes, source FROM asn_range WHERE id = ?`,
+    ).get(id) as AsnRangeRow;
     details = {
+      asn: row.asn,
       descr: row.descr,
       country: row.country,
       source: row.source,
@@ -301,20 +293,19 @@ function routingNetwork(release: Release, ip: Ip) {
         return cidr ? [{ text, first: cidr.first, last: cidr.last }] : [];
       }),
       as:
-        asn < 0
+        row.asn === null
           ? undefined
           : (statement(
               release,
               `SELECT name, country, category, category_source, network_role FROM asn WHERE asn = ?`,
-            ).get(asn) as AsnRow | undefined),
+            ).get(row.asn) as AsnRow | undefined),
     };
-    cache.set(cacheKey, details);
+    cache.set(id, details);
   }
-  const asn = range.asn;
   const route = details.prefixes.find((p) => p.first <= ip.value && ip.value <= p.last)?.text ?? null;
   const as = details.as;
   return {
-    asn: asn < 0 ? null : asn,
+    asn: details.asn,
     route,
     descr: details.descr ?? as?.name ?? null,
     country: details.country ?? as?.country ?? null,

@@ -119,12 +119,17 @@ function compareWords(array: Uint32Array, at: number, words: number[]): number {
   return 0;
 }
 
-/** asn_range in memory: the index plus each row's AS number and the words of its primary key. */
+/**
+ * The layered IP-to-ASN mapping in memory: asn_segment as an index (a segment's position gives the
+ * asn_range row answering there) and per asn_range row (position = id - 1) its AS number and ends.
+ */
 export interface AsnRanges {
   index: RangeIndex;
+  /** Per segment position, the asn_range row position answering there. */
+  segmentRows: Uint32Array;
   /** AS number per row; -1 for "not routed" (NULL). */
   asns: Float64Array;
-  /** The 16-byte primary key (first) of row i is words[4i .. 4i+3]. */
+  /** The 16-byte `first` of row i is firstWords[4i .. 4i+3]. */
   firstWords: Uint32Array;
   /** The 16-byte `last` of row i is lastWords[4i .. 4i+3]. */
   lastWords: Uint32Array;
@@ -133,8 +138,8 @@ export interface AsnRanges {
 }
 
 /**
- * The rows of each AS in the order of its ranges on GET /v1/asn/{asn} (IPv4 first, then IPv6, each
- * by first address): the rows of AS asnKeys[i] are rows[starts[i] .. starts[i + 1]).
+ * The rows of each AS in the order of its ranges on GET /v1/asn/{asn} (id order: IPv4 first, then
+ * IPv6, each by first address): the rows of AS asnKeys[i] are rows[starts[i] .. starts[i + 1]).
  */
 export interface AsnRows {
   /** Distinct AS numbers, ascending. */
@@ -158,16 +163,8 @@ export function rowsOfAsn(byAsn: AsnRows, asn: number): Uint32Array {
   return byAsn.rows.subarray(0, 0);
 }
 
-/** True when the 16-byte key of row `row` (in `words`) is an IPv4-mapped address. */
-export function isMappedRow(words: Uint32Array, row: number): boolean {
-  return words[row * 4] === 0 && words[row * 4 + 1] === 0 && words[row * 4 + 2] === 0xffff;
-}
-
-/**
- * Groups the routed rows by AS (a counting sort: rows stay in key order within an AS), IPv4 rows
- * before IPv6 rows.
- */
-function groupByAsn(asns: Float64Array, firstWords: Uint32Array): AsnRows {
+/** Groups the routed rows by AS (a counting sort: rows stay in id order within an AS). */
+function groupByAsn(asns: Float64Array): AsnRows {
   const distinct = new Set<number>();
   for (const asn of asns) if (asn >= 0) distinct.add(asn);
   const asnKeys = Float64Array.from(distinct).sort();
@@ -178,18 +175,11 @@ function groupByAsn(asns: Float64Array, firstWords: Uint32Array): AsnRows {
   for (let i = 0; i < asnKeys.length; i++) starts[i + 1]! += starts[i]!;
   const fill = starts.slice(0, asnKeys.length);
   const rows = new Uint32Array(starts[asnKeys.length]!);
-  for (const mapped of [true, false]) {
-    for (let row = 0; row < asns.length; row++) {
-      const asn = asns[row]!;
-      if (asn < 0 || isMappedRow(firstWords, row) !== mapped) continue;
-      rows[fill[slot.get(asn)!]!++] = row;
-    }
+  for (let row = 0; row < asns.length; row++) {
+    const asn = asns[row]!;
+    if (asn >= 0) rows[fill[slot.get(asn)!]!++] = row;
   }
   return { asnKeys, starts, rows };
-}
-
-export function asnRangeKey(ranges: AsnRanges, row: number): Buffer {
-  return wordsKey(ranges.firstWords, row);
 }
 
 /** The 16-byte key (shared/ip.ts ipKey) held in words[4 * row .. 4 * row + 3]. */
@@ -210,16 +200,18 @@ export interface ProviderSegments {
 const CHUNK = 20_000;
 
 /**
- * Reads a range table in key order, CHUNK rows at a time with a yield to the event loop between
- * chunks, so a server keeps answering (from SQL) while a new release's tables load.
+ * Reads a table in key order, CHUNK rows at a time with a yield to the event loop between chunks,
+ * so a server keeps answering (from SQL) while a new release's tables load. `sql(where)` selects
+ * the key column first.
  */
 async function readChunks<R extends unknown[]>(
   db: Database.Database,
-  sql: (after: string) => string,
+  sql: (where: string) => string,
+  keyColumn: string,
   each: (row: R) => void,
 ): Promise<void> {
   const first = db.prepare(sql('')).raw();
-  const next = db.prepare(sql('WHERE first > ?')).raw();
+  const next = db.prepare(sql(`WHERE ${keyColumn} > ?`)).raw();
   let rows = first.all(CHUNK) as R[];
   for (;;) {
     for (const row of rows) each(row);
@@ -230,15 +222,15 @@ async function readChunks<R extends unknown[]>(
 }
 
 export async function loadAsnRanges(db: Database.Database): Promise<AsnRanges> {
-  const index = new RangeIndexBuilder();
   const asns: number[] = [];
   const firstWords = new Words();
   const lastWords = new Words();
-  await readChunks<[Buffer, Buffer, number | null]>(
+  await readChunks<[number, Buffer, Buffer, number | null]>(
     db,
-    (where) => `SELECT first, last, asn FROM asn_range ${where} ORDER BY first LIMIT ?`,
-    ([first, last, asn]) => {
-      index.add(first, last);
+    (where) => `SELECT id, first, last, asn FROM asn_range ${where} ORDER BY id LIMIT ?`,
+    'id',
+    ([id, first, last, asn]) => {
+      if (id !== asns.length + 1) throw new Error(`asn_range: expected id ${asns.length + 1}, found ${id}`);
       asns.push(asn ?? -1);
       for (let w = 0; w < 4; w++) {
         firstWords.push(first.readUInt32BE(w * 4));
@@ -246,14 +238,25 @@ export async function loadAsnRanges(db: Database.Database): Promise<AsnRanges> {
       }
     },
   );
+  const index = new RangeIndexBuilder();
+  const segmentRows = new Words();
+  await readChunks<[Buffer, Buffer, number]>(
+    db,
+    (where) => `SELECT first, last, range_id FROM asn_segment ${where} ORDER BY first LIMIT ?`,
+    'first',
+    ([first, last, rangeId]) => {
+      index.add(first, last);
+      segmentRows.push(rangeId - 1);
+    },
+  );
   const asnPerRow = Float64Array.from(asns);
-  const first = firstWords.done();
   return {
     index: index.build(),
+    segmentRows: segmentRows.done(),
     asns: asnPerRow,
-    firstWords: first,
+    firstWords: firstWords.done(),
     lastWords: lastWords.done(),
-    byAsn: groupByAsn(asnPerRow, first),
+    byAsn: groupByAsn(asnPerRow),
   };
 }
 
@@ -264,6 +267,7 @@ export async function loadProviderSegments(db: Database.Database): Promise<Provi
   await readChunks<[Buffer, Buffer, string]>(
     db,
     (where) => `SELECT first, last, range_ids FROM provider_segment ${where} ORDER BY first LIMIT ?`,
+    'first',
     ([first, last, rangeIds]) => {
       index.add(first, last);
       offsets.push(ids.length);

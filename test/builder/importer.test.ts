@@ -131,3 +131,96 @@ t.test('an IP-to-ASN snapshot replaces its source rows (64 per statement, then o
     })),
   );
 });
+
+t.test(
+  'every mapping row is kept, nested ones and ones with the same start too, in file order',
+  async (t) => {
+    const { dir, db } = openTempState(t, 'imp-');
+    const file = path.join(dir, 'ip2asn-v6.tsv');
+    // Real rows of ip2asn-v6.tsv.gz: AS20940's 2a02:26f4::/30 holds AS36183's 2a02:26f7:b542::/48,
+    // and two rows starting at the same address (an outer one and the /48 at its start).
+    const lines = [
+      '2a02:26f4::\t2a02:26f7:ffff:ffff:ffff:ffff:ffff:ffff\t20940\tNL\tAKAMAI-ASN1',
+      '2a02:26f7:b542::\t2a02:26f7:b542:ffff:ffff:ffff:ffff:ffff\t36183\tUS\tAKAMAI-AS',
+      '2a02:26f7:b542::\t2a02:26f7:b542:ff:ffff:ffff:ffff:ffff\t36183\tUS\tAKAMAI-AS',
+    ];
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    importSnapshot(db, getSource('iptoasn')!, [describeFile(file, 1000)], { origin: 'import', now: 1000 });
+    t.same(db.prepare(`SELECT seq, first, last, asn FROM asn_range ORDER BY seq`).all(), [
+      { seq: 1, first: '2a02:26f4::', last: '2a02:26f7:ffff:ffff:ffff:ffff:ffff:ffff', asn: 20940 },
+      { seq: 2, first: '2a02:26f7:b542::', last: '2a02:26f7:b542:ffff:ffff:ffff:ffff:ffff', asn: 36183 },
+      { seq: 3, first: '2a02:26f7:b542::', last: '2a02:26f7:b542:ff:ffff:ffff:ffff:ffff', asn: 36183 },
+    ]);
+  },
+);
+
+t.test('ranges are dated by the publisher: the entry, else the file, else the fetch', async (t) => {
+  const { db } = openTempState(t, 'imp-');
+  const feed = (name: string, file: string) => path.join(root, 'test/fixtures/feeds', name, file);
+  const load = (source: string, files: string[], fetchedAt: number) =>
+    importSnapshot(
+      db,
+      getSource(source)!,
+      files.map((f) => describeFile(f, fetchedAt)),
+      { origin: 'import', now: fetchedAt },
+    );
+  const dates = (source: string, prefix: string) =>
+    db
+      .prepare(
+        `SELECT datetime(first_seen, 'unixepoch') AS first, datetime(last_seen, 'unixepoch') AS last FROM provider_range WHERE source = ? AND prefix = ?`,
+      )
+      .get(source, prefix);
+  load('aws', [feed('aws', 'ip-ranges.json')], 1_800_000_000);
+  t.same(
+    dates('aws', '23.228.249.0/24'),
+    { first: '2026-08-22 15:17:05', last: '2026-08-22 15:17:05' },
+    'createDate',
+  );
+  load('tor-exit-addresses', [feed('tor-exit-addresses', 'exit-addresses')], 1_800_000_000);
+  t.same(
+    dates('tor-exit-addresses', '109.163.233.194/32'),
+    { first: '2013-08-19 00:19:10', last: '2013-08-19 00:19:10' },
+    'its later ExitAddress time, not the Downloaded header',
+  );
+  load('cloudflare', [feed('cloudflare', 'ips-v4.txt')], 1_800_000_000);
+  t.same(
+    dates('cloudflare', '173.245.48.0/20'),
+    { first: '2027-01-15 08:00:00', last: '2027-01-15 08:00:00' },
+    'no date in the file: the import',
+  );
+  // An older copy imported later moves first_seen back and leaves last_seen.
+  const older = path.join(
+    t.testdir({
+      'ip-ranges.json': fs
+        .readFileSync(feed('aws', 'ip-ranges.json'), 'utf8')
+        .replace('2026-08-22-15-17-05', '2026-05-01-00-00-00'),
+    }),
+    'ip-ranges.json',
+  );
+  load('aws', [older], 1_800_000_100);
+  t.same(dates('aws', '23.228.249.0/24'), { first: '2026-05-01 00:00:00', last: '2026-08-22 15:17:05' });
+});
+
+t.test('a version 3 state is upgraded: its mapping rows numbered, nothing else touched', async (t) => {
+  const dir = t.testdir({});
+  const Database = (await import('better-sqlite3')).default;
+  const old = new Database(path.join(dir, 'state.sqlite'));
+  old.exec(`
+    CREATE TABLE state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO state_meta VALUES ('schema_version', '3');
+    CREATE TABLE asn_range (source TEXT NOT NULL, version INTEGER NOT NULL, first TEXT NOT NULL, last TEXT NOT NULL,
+      asn INTEGER NOT NULL, country TEXT, descr TEXT, PRIMARY KEY (source, version, first)) WITHOUT ROWID;
+    INSERT INTO asn_range VALUES ('iptoasn', 6, '2001:db8::', '2001:db8::ff', 64500, NULL, NULL),
+      ('iptoasn', 4, '192.0.2.0', '192.0.2.255', 64501, 'US', 'x'), ('ip-location-db', 4, '10.0.0.0', '10.0.0.255', 64502, NULL, NULL);
+  `);
+  old.close();
+  const { openState } = await import('../../builder/state.js');
+  const db = openState(dir);
+  t.teardown(() => db.close());
+  t.equal(db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).pluck().get(), '4');
+  t.same(db.prepare(`SELECT source, seq, first, asn FROM asn_range ORDER BY source, seq`).all(), [
+    { source: 'ip-location-db', seq: 1, first: '10.0.0.0', asn: 64502 },
+    { source: 'iptoasn', seq: 1, first: '192.0.2.0', asn: 64501 },
+    { source: 'iptoasn', seq: 2, first: '2001:db8::', asn: 64500 },
+  ]);
+});

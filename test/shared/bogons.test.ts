@@ -73,6 +73,8 @@ t.test('IPv4 bogons', async (t) => {
   for (const [address, expected] of cases) t.strictSame(bogonOf(address), expected, address);
 });
 
+const RESERVED = (prefix: string) => ({ prefix, name: 'Reserved by IETF', rfc: 'RFC 3513, RFC 4291' });
+
 t.test('IPv6 bogons', async (t) => {
   const cases: [string, { prefix: string; name: string; rfc: string } | null][] = [
     ['::1', { prefix: '::1/128', name: 'Loopback Address', rfc: 'RFC 4291' }],
@@ -104,14 +106,38 @@ t.test('IPv6 bogons', async (t) => {
       { prefix: '2001::/23', name: 'IETF Protocol Assignments', rfc: 'RFC 2928' },
     ],
     ['2001:200::', null],
-    ['feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', null],
+    // Reserved by IETF in IANA's IPv6 Address Space registry (less specific than every
+    // special-purpose entry inside it): only 2000::/3 holds public addresses.
+    ['::2', RESERVED('::/8')],
+    ['::1.1.1.1', RESERVED('::/8')], // IPv4-compatible ::101:101, not 1.1.1.1
+    ['1::1', RESERVED('::/8')],
+    ['0:1::', RESERVED('::/8')],
+    ['100:1::1', RESERVED('100::/8')],
+    ['200::1', { prefix: '200::/7', name: 'Reserved by IETF', rfc: 'RFC 4048' }],
+    ['1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', RESERVED('1000::/4')],
+    ['4000::1', RESERVED('4000::/3')],
+    ['6000::1', RESERVED('6000::/3')],
+    ['8000::1', RESERVED('8000::/3')],
+    ['a000::1', RESERVED('a000::/3')],
+    ['c000::1', RESERVED('c000::/3')],
+    ['e000::1', RESERVED('e000::/4')],
+    ['f000::1', RESERVED('f000::/5')],
+    ['f800::1', RESERVED('f800::/6')],
+    ['fe00::1', RESERVED('fe00::/9')],
+    ['fec0::1', { prefix: 'fec0::/10', name: 'Reserved by IETF', rfc: 'RFC 3879' }],
+    [
+      'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+      { prefix: 'fec0::/10', name: 'Reserved by IETF', rfc: 'RFC 3879' },
+    ],
+    ['2000::', null],
+    ['3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', null],
   ];
   for (const [address, expected] of cases) t.strictSame(bogonOf(address), expected, address);
 });
 
 t.test('IPv4 and IPv6 tables are separate', async (t) => {
-  // 10.0.0.0 has value 0x0a000000; the IPv6 address with that value is ::a00:0, inside no block.
-  t.equal(findIpBogon({ version: 6, value: 0x0a000001n }), null);
+  // 10.0.0.0 has value 0x0a000000; the IPv6 address with that value is ::a00:0, reserved (::/8).
+  t.equal(findIpBogon({ version: 6, value: 0x0a000001n })?.prefix, '::/8');
   t.equal(findIpBogon({ version: 4, value: 0x0a000001n })?.prefix, '10.0.0.0/8');
 });
 

@@ -21,6 +21,14 @@ t.test('parseIp accepts one IPv4 or IPv6 address and nothing else', async (t) =>
   t.strictSame(parseIp('::1'), { version: 6, value: 1n });
   t.strictSame(parseIp('2001:DB8::1'), { version: 6, value: (0x20010db8n << 96n) | 1n });
   t.strictSame(parseIp('::ffff:192.0.2.1'), { version: 6, value: (0xffffn << 32n) | 0xc0000201n });
+  // An embedded dotted quad is only a spelling of the last 32 bits: `::1.1.1.1` is ::101:101
+  // (IPv4-compatible), not IPv4-mapped and not 1.1.1.1 (ipaddr.js read it as ::ffff:1.1.1.1).
+  t.strictSame(parseIp('::1.1.1.1'), { version: 6, value: 0x01010101n });
+  t.strictSame(parseIp('::1.1.1.1'), parseIp('::101:101'));
+  t.strictSame(parseIp('1:2:3:4:5:6:1.2.3.4'), parseIp('1:2:3:4:5:6:102:304'));
+  t.strictSame(parseIp('64:ff9b::192.0.2.33'), parseIp('64:ff9b::c000:221'));
+  t.strictSame(unmapIpv4(parseIp('::1.1.1.1')!), { version: 6, value: 0x01010101n }, 'not mapped');
+  t.strictSame(unmapIpv4(parseIp('::ffff:101:101')!), { version: 4, value: 0x01010101n }, 'mapped, in hex');
   for (const bad of [
     '',
     '01.2.3.4',
@@ -42,12 +50,19 @@ t.test('parseIp accepts one IPv4 or IPv6 address and nothing else', async (t) =>
     ':1::2',
     '1::2:',
     'example.com',
+    '::1.2.3',
+    '::01.2.3.4',
+    '::1.2.3.4:5',
+    '1.2.3.4::',
+    ':1.2.3.4',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '::ffff:256.0.0.1',
   ]) {
     t.equal(parseIp(bad), null, JSON.stringify(bad));
   }
 });
 
-t.test('the IPv6 fast path agrees with ipaddr.js', async (t) => {
+t.test('IPv6 hex spellings are read as ipaddr.js reads them', async (t) => {
   const addresses = [
     '::',
     '::1',
@@ -181,4 +196,32 @@ t.test('ipKey round trip and order', async (t) => {
   for (let i = 1; i < sorted.length; i++)
     t.ok(Buffer.compare(sorted[i - 1]!, sorted[i]!) < 0, `key ${i - 1} < key ${i}`);
   t.strictSame(unmapIpv4(parseIp('::ffff:192.0.2.1')!), { version: 4, value: 0xc0000201n });
+});
+
+t.test('IPv4 rangeToCidrs (plain numbers) agrees with the same range in IPv6 arithmetic', async (t) => {
+  // The IPv4 path works in numbers; the IPv6 path in bigints. An IPv4 range mapped to
+  // ::ffff:a.b.c.d must decompose into the same blocks, 96 bits longer.
+  let seed = 42;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const cases: Array<[number, number]> = [
+    [0, 2 ** 32 - 1],
+    [0, 0],
+    [2 ** 32 - 1, 2 ** 32 - 1],
+    [2 ** 31, 2 ** 32 - 1],
+    [1, 2 ** 32 - 2],
+  ];
+  for (let i = 0; i < 2000; i++) {
+    const a = Math.floor(random() * 2 ** 32);
+    const b = Math.min(2 ** 32 - 1, a + Math.floor(random() * 2 ** Math.floor(random() * 33)));
+    cases.push([a, b]);
+  }
+  for (const [first, last] of cases) {
+    const mapped = rangeToCidrs(6, (0xffffn << 32n) | BigInt(first), (0xffffn << 32n) | BigInt(last)).map(
+      (cidr) => {
+        const parsed = parseCidr(cidr)!;
+        return `${formatValue(4, parsed.first & 0xffffffffn)}/${parsed.prefixLength - 96}`;
+      },
+    );
+    t.strictSame(rangeToCidrs(4, BigInt(first), BigInt(last)), mapped, `${first}..${last}`);
+  }
 });

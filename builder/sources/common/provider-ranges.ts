@@ -47,17 +47,23 @@ export function checkAddress(text: string, where: string): Checked {
 export class ProviderRangeCollector {
   private readonly records: ProviderRangeRecord[] = [];
   private readonly rejected: Rejected[] = [];
-  private readonly seen = new Set<string>();
+  /** Record index by prefix, category and metadata. */
+  private readonly seen = new Map<string, number>();
   private read = 0;
 
   constructor(private readonly provider: string) {}
 
-  /** Counts one data item and keeps its record, or its rejection at `line` (a number or a lazy lookup). */
+  /**
+   * Counts one data item and keeps its record, or its rejection at `line` (a number or a lazy
+   * lookup). `seenAt`: the entry's own date (ISO 8601 UTC), where the format dates entries; a
+   * repeated entry keeps the latest.
+   */
   add(
     checked: Checked,
     category: RangeCategory,
     metadata: Readonly<Record<string, string>>,
     line: number | (() => number),
+    seenAt?: string,
   ): void {
     if (!checked.ok) {
       this.reject(line, checked.reason);
@@ -65,15 +71,29 @@ export class ProviderRangeCollector {
     }
     this.read++;
     const key = `${checked.prefix} ${category} ${JSON.stringify(metadata)}`;
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
+    const at = this.seen.get(key);
+    if (at !== undefined) {
+      const record = this.records[at]!;
+      // ISO 8601 UTC texts of one form compare as their times do.
+      if (seenAt !== undefined && (record.seenAt === undefined || seenAt > record.seenAt))
+        record.seenAt = seenAt;
+      return;
+    }
+    this.seen.set(key, this.records.length);
     // A copy per record: callers share one metadata object across a whole list.
-    this.records.push({
+    const record: ProviderRangeRecord = {
       prefix: checked.prefix,
       provider: this.provider,
       category,
       metadata: { ...metadata },
-    });
+    };
+    if (seenAt !== undefined) record.seenAt = seenAt;
+    this.records.push(record);
+  }
+
+  /** Counts one data item that is read and deliberately not kept (it only repeats others). */
+  skip(): void {
+    this.read++;
   }
 
   /** Counts one data item that is rejected (bad prefix, wrong number of columns, …). */
