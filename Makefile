@@ -11,7 +11,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared verify-shared clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -71,6 +71,11 @@ bench: bench-build bench-api
 # Every supported real file of ../shared/data through `builder import` (counts for PROVENANCE.md).
 import-shared: build
 	scripts/import-shared-data.sh
+
+# All of ../shared/data imported and served; GET /v1/ip/{ip} for 50,000 addresses against the
+# independent oracle (test/oracle): prints "N agree, M differ", fails when M > 0; skipped without the data.
+verify-shared: build
+	scripts/verify-shared.sh
 
 clean:
 	rm -rf dist var .tap
