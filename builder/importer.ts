@@ -31,8 +31,10 @@ import {
   scanChunk,
   type ChunkBuffers,
   type ScannedChunk,
-} from './observations.js';
-import { DnsStateMachine, emptyCounts, type ApplyCounts, type SaveResult } from './dns-state-machine.js';
+} from './observations/chunks.js';
+import { DnsStateMachine, emptyCounts, type ApplyCounts } from './dns-state/machine.js';
+import type { SaveResult } from './dns-state/save.js';
+import { RowWriter } from './row-writer.js';
 import type { Progress } from './progress.js';
 
 export interface SnapshotFile {
@@ -127,23 +129,26 @@ export function importSnapshot(
         db.prepare(`DELETE FROM asn_range WHERE source = ?`).run(source.name);
         const mapping = records as RecordOfKind['asn_mapping'][];
         // Every row, nested and repeated ones too, numbered in file order (the release's tie-break).
-        insertRows(
+        const insert = rowWriter(
           db,
           `INSERT INTO asn_range (source, seq, version, first, last, asn, country, descr)`,
           8,
-          mapping.length,
-          (i, v, at) => {
-            const r = mapping[i]!;
-            v[at] = source.name;
-            v[at + 1] = i + 1;
-            v[at + 2] = versionOf(r.first);
-            v[at + 3] = r.first;
-            v[at + 4] = r.last;
-            v[at + 5] = r.asn;
-            v[at + 6] = r.country;
-            v[at + 7] = r.descr;
-          },
         );
+        const v = insert.values;
+        for (let i = 0; i < mapping.length; i++) {
+          const r = mapping[i]!;
+          const at = insert.at;
+          v[at] = source.name;
+          v[at + 1] = i + 1;
+          v[at + 2] = versionOf(r.first);
+          v[at + 3] = r.first;
+          v[at + 4] = r.last;
+          v[at + 5] = r.asn;
+          v[at + 6] = r.country;
+          v[at + 7] = r.descr;
+          insert.endRow();
+        }
+        insert.flush();
         break;
       }
       case 'as_category':
@@ -155,28 +160,31 @@ export function importSnapshot(
         const meta = records as Array<
           RecordOfKind['as_category'] | RecordOfKind['as_role'] | RecordOfKind['as_names']
         >;
-        insertRows(
-          db,
-          `INSERT OR REPLACE INTO as_meta (asn, field, source, value)`,
-          4,
-          meta.length,
-          (i, v, at) => {
-            const r = meta[i]!;
-            v[at] = r.asn;
-            v[at + 1] = field;
-            v[at + 2] = source.name;
-            v[at + 3] = 'category' in r ? r.category : 'networkRole' in r ? r.networkRole : r.name;
-          },
-        );
+        const insert = rowWriter(db, `INSERT OR REPLACE INTO as_meta (asn, field, source, value)`, 4);
+        const v = insert.values;
+        for (const r of meta) {
+          const at = insert.at;
+          v[at] = r.asn;
+          v[at + 1] = field;
+          v[at + 2] = source.name;
+          v[at + 3] = 'category' in r ? r.category : 'networkRole' in r ? r.networkRole : r.name;
+          insert.endRow();
+        }
+        insert.flush();
         break;
       }
       case 'seed': {
         db.prepare(`DELETE FROM seed`).run();
         const seed = records as RecordOfKind['seed'][];
-        insertRows(db, `INSERT OR IGNORE INTO seed (domain, rank)`, 2, seed.length, (i, v, at) => {
-          v[at] = seed[i]!.domain;
-          v[at + 1] = seed[i]!.rank;
-        });
+        const insert = rowWriter(db, `INSERT OR IGNORE INTO seed (domain, rank)`, 2);
+        const v = insert.values;
+        for (const r of seed) {
+          const at = insert.at;
+          v[at] = r.domain;
+          v[at + 1] = r.rank;
+          insert.endRow();
+        }
+        insert.flush();
         break;
       }
     }
@@ -218,31 +226,11 @@ export function importSnapshot(
 const ROWS_PER_STATEMENT = 64;
 
 /**
- * Inserts `count` rows of `columns` values (`fill(i, values, at)` puts row i's at values[at…]) with
- * `head` (`INSERT … INTO t (…)`) and ROWS_PER_STATEMENT rows per statement, in order: the same
- * rows, conflicts resolved the same way, as one statement per row.
+ * Rows of `columns` values inserted with `head` (`INSERT … INTO t (…)`), ROWS_PER_STATEMENT rows
+ * per statement, in order: the same rows, conflicts resolved the same way, as one statement per row.
  */
-function insertRows(
-  db: StateDb,
-  head: string,
-  columns: number,
-  count: number,
-  fill: (i: number, values: unknown[], at: number) => void,
-): void {
-  const row = `(${new Array<string>(columns).fill('?').join(', ')})`;
-  const many = db.prepare(`${head} VALUES ${new Array<string>(ROWS_PER_STATEMENT).fill(row).join(', ')}`);
-  const one = db.prepare(`${head} VALUES ${row}`);
-  const values = new Array<unknown>(columns * ROWS_PER_STATEMENT);
-  let i = 0;
-  for (; i + ROWS_PER_STATEMENT <= count; i += ROWS_PER_STATEMENT) {
-    for (let k = 0; k < ROWS_PER_STATEMENT; k++) fill(i + k, values, k * columns);
-    many.run(...values);
-  }
-  const single = new Array<unknown>(columns);
-  for (; i < count; i++) {
-    fill(i, single, 0);
-    one.run(...single);
-  }
+function rowWriter(db: StateDb, head: string, columns: number): RowWriter {
+  return new RowWriter(db, columns, (rows) => `${head} VALUES ${rows}`, ROWS_PER_STATEMENT);
 }
 
 /** Epoch seconds of an ISO 8601 UTC time (the parsers' publishedAt / seenAt). */
@@ -318,9 +306,9 @@ class ScanPool {
   private readonly spares: ChunkBuffers[] = [];
 
   constructor(count: number) {
-    // Next to this module: observation-worker.js when compiled, .ts when run from the sources.
+    // observations/scan-worker.js when compiled, .ts when run from the sources.
     const url = new URL(
-      `./observation-worker${path.extname(fileURLToPath(import.meta.url))}`,
+      `./observations/scan-worker${path.extname(fileURLToPath(import.meta.url))}`,
       import.meta.url,
     );
     for (let i = 0; i < count; i++) {

@@ -23,7 +23,7 @@ export type StateDb = Database.Database;
 
 /**
  * dns_state, also created in the scratch files where a big save writes its rows in parallel
- * (dns-state-machine.ts): the copy back (INSERT … SELECT *) is a plain page copy only between
+ * (dns-state/parallel-save.ts): the copy back (INSERT … SELECT *) is a plain page copy only between
  * tables declared alike.
  */
 export const DNS_STATE_TABLE = `-- Latest state per (name, record type). vals/firsts/cnames are JSON arrays; vals sorted, canonical.

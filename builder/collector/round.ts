@@ -11,7 +11,9 @@
  * state machine and only the names without one are asked. The state is never half-applied.
  */
 import type { StateDb } from '../state.js';
-import { ObservationApplier, emptyCounts, type ApplyCounts, type SaveResult } from '../observations.js';
+import { ObservationApplier } from '../observations/applier.js';
+import { emptyCounts, type ApplyCounts } from '../dns-state/machine.js';
+import type { SaveResult } from '../dns-state/save.js';
 import type { ObservationRecord } from '../sources/types.js';
 import { normalizeDomain } from '../../shared/domain.js';
 import type { Outcome } from '../../shared/vocabulary.js';

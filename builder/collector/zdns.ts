@@ -17,7 +17,9 @@
 import type { StateDb } from '../state.js';
 import type { ImportSummary, RejectedExample } from '../importer.js';
 import { readLineBatches } from '../line-reader.js';
-import { ObservationApplier, emptyCounts, parseObservationLine } from '../observations.js';
+import { ObservationApplier } from '../observations/applier.js';
+import { parseObservationLine } from '../observations/line-parser.js';
+import { emptyCounts } from '../dns-state/machine.js';
 import type { ObservationRecord } from '../sources/types.js';
 import type { Progress } from '../progress.js';
 import type { Outcome } from '../../shared/vocabulary.js';

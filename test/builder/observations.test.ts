@@ -3,12 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openState, type StateDb } from '../../builder/state.js';
-import {
-  ObservationApplier,
-  ObservationLineScanner,
-  parseObservationLine,
-} from '../../builder/observations.js';
-import { OUTCOME_CODES, ObservationFields } from '../../builder/dns-state-machine.js';
+import { ObservationApplier } from '../../builder/observations/applier.js';
+import { ObservationLineScanner } from '../../builder/observations/line-scanner.js';
+import { parseObservationLine } from '../../builder/observations/line-parser.js';
+import { OUTCOME_CODES } from '../../builder/dns-state/outcome-codes.js';
+import { ObservationFields } from '../../builder/dns-state/observation-fields.js';
 import { importObservationFile, importObservationFiles } from '../../builder/importer.js';
 import type { ObservationRecord } from '../../builder/sources/types.js';
 

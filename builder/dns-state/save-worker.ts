@@ -1,17 +1,17 @@
 /**
- * Worker thread of DnsStateMachine.saveInParallel: writes the dns_state rows of its share of the
- * keys to a scratch database, reading the state machine's shared memory. workerData: { file,
- * view, order, all }. Posts { ready } once the scratch table exists, waits for a message, then
+ * Worker thread of saveStateInParallel (parallel-save.ts): writes the dns_state rows of its share
+ * of the keys to a scratch database, reading the state machine's shared memory. workerData:
+ * { file, view, order, all }. Posts { ready } once the scratch table exists, waits for a message, then
  * posts { written } after closing the file.
  */
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { DNS_STATE_TABLE } from './state.js';
-import { writeStateRows, type StateView } from './dns-state-machine.js';
+import { DNS_STATE_TABLE } from '../state.js';
+import { writeStateRows, type StateView } from './state-rows.js';
 
 const port = parentPort;
-if (!port) throw new Error('dns-save-worker.js runs as a worker thread');
+if (!port) throw new Error('save-worker.js runs as a worker thread');
 const { file, view, order, all } = workerData as {
   file: string;
   view: StateView;
