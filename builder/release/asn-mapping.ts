@@ -17,7 +17,7 @@
  */
 import type Database from 'better-sqlite3';
 import { ipKey, parseIp, rangeToCidrs, type IpVersion } from '../../shared/ip.js';
-import { BatchInsert } from './dns-tables.js';
+import { RowWriter } from '../row-writer.js';
 import { RangeTable } from './range-table.js';
 
 export interface MappingRow {
@@ -250,7 +250,7 @@ export function writeMapping(
   db: Database.Database,
   mapping: LayeredMapping,
 ): RangeTable<{ asn: number | null }> {
-  const ranges = new BatchInsert(
+  const ranges = new RowWriter(
     db,
     11,
     (rows) =>
@@ -272,7 +272,7 @@ export function writeMapping(
     );
   }
   ranges.flush();
-  const segments = new BatchInsert(
+  const segments = new RowWriter(
     db,
     3,
     (rows) => `INSERT INTO asn_segment (first, last, range_id) VALUES ${rows}`,

@@ -10,7 +10,7 @@ import {
   HOSTING_CATEGORIES,
   type RangeCategory,
 } from '../../shared/vocabulary.js';
-import { BatchInsert } from './dns-tables.js';
+import { RowWriter } from '../row-writer.js';
 import { RangeTable } from './range-table.js';
 import { buildSegments, type SegmentInput } from './segments.js';
 
@@ -55,7 +55,7 @@ export function writeProviderRanges(db: Database.Database, builtAt: number): Pro
     )
     .raw()
     .all() as Array<[string, string, RangeCategory, string, number, number, string]>;
-  const insert = new BatchInsert(
+  const insert = new RowWriter(
     db,
     12,
     (values) =>
@@ -99,7 +99,7 @@ export function writeProviderRanges(db: Database.Database, builtAt: number): Pro
   }
   insert.flush();
   const segments = buildSegments(inputs);
-  const insertSegment = new BatchInsert(
+  const insertSegment = new RowWriter(
     db,
     4,
     (values) => `INSERT INTO provider_segment (first, last, range_ids, hosting_range_id) VALUES ${values}`,

@@ -1,15 +1,16 @@
 /**
- * The worker thread of buildRelease (build.ts): while the main thread writes the domains,
- * intervals and IP summaries, it writes into a file of its own the provider ranges and the ASN
- * mapping, then dns_state (once it has the domain ids); once it has the intervals it computes the
- * ip_summary columns (posted to the main thread, which writes them), then writes the hosting runs
- * and with the routing AS of every address the observed counts of the asn table. The main thread
- * copies its tables in. Always posts one WorkerResult, then sets the shared flags the main thread
- * waits on.
+ * The worker thread of buildRelease (build.ts), started by worker-client.ts: while the main
+ * thread writes the domains, intervals and IP summaries, it writes into a file of its own the
+ * provider ranges and the ASN mapping, then dns_state (once it has the domain ids); once it has
+ * the intervals it computes the ip_summary columns (posted to the main thread, which writes
+ * them), then writes the hosting runs and with the routing AS of every address the observed
+ * counts of the asn table. The main thread copies its tables in. Always posts one WorkerResult,
+ * then sets the shared flags the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { BuildResult, WorkerInput, WorkerResult } from './build.js';
+import type { BuildResult } from './build.js';
+import type { WorkerInput, WorkerResult } from './worker-client.js';
 
 const data = workerData as {
   file: string;
@@ -38,17 +39,15 @@ try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { collectGarbage, intervalsByValue, PackedText } = await import('./dns-tables.js');
-  const {
-    IP_SUMMARY_CHUNK,
-    WORKER_TABLES,
-    summarizeIps,
-    unshareIntervals,
-    writeHostingRuns,
-    writeObserved,
-    writeRangeTables,
-    writeStates,
-  } = await import('./build.js');
+  const { IP_SUMMARY_CHUNK, WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
+  const { collectGarbage } = await import('./collect-garbage.js');
+  const { writeRangeTables } = await import('./range-tables.js');
+  const { writeStates } = await import('./dns-tables/states.js');
+  const { intervalsByValue } = await import('./dns-tables/intervals.js');
+  const { PackedText } = await import('./dns-tables/packed-text.js');
+  const { summarizeIps } = await import('./dns-tables/ip-summaries.js');
+  const { writeHostingRuns } = await import('./dns-tables/domain-hosting.js');
+  const { writeObserved } = await import('./dns-tables/observed-counts.js');
   const phases: BuildResult['phases'] = [];
   const phase = <T>(name: string, fn: () => T): T => {
     const started = performance.now();

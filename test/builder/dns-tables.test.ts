@@ -1,14 +1,12 @@
 import t from 'tap';
-import {
-  canonicalIpv4,
-  intervalsByValue,
-  JsonArraysOfText,
-  PackedText,
-  sortAscii,
-  ValueNumbers,
-} from '../../builder/release/dns-tables.js';
+import { canonicalIpv4, ValueNumbers } from '../../builder/release/dns-tables/value-numbers.js';
+import { intervalsByValue } from '../../builder/release/dns-tables/intervals.js';
+import { JsonArraysOfText } from '../../builder/release/dns-tables/json-arrays.js';
+import { PackedText } from '../../builder/release/dns-tables/packed-text.js';
+import { sortAscii } from '../../builder/release/dns-tables/sort-ascii.js';
 import Database from 'better-sqlite3';
-import { summarizeIps, writeDomains } from '../../builder/release/build.js';
+import { summarizeIps } from '../../builder/release/dns-tables/ip-summaries.js';
+import { writeDomains } from '../../builder/release/dns-tables/domains.js';
 import { RELEASE_TABLES } from '../../shared/release-schema.js';
 
 t.test('sortAscii sorts in byte order, as Array.prototype.sort does', async (t) => {

@@ -1,0 +1,64 @@
+const NOT_ASCII = new Error('not ASCII');
+
+/**
+ * Sorts ASCII strings in byte order (JavaScript's `<` on them; SQLite's BINARY collation), in
+ * place: an MSD radix sort on the character codes, insertion sort for small buckets. 2.6M
+ * addresses: 3 s on a busy machine, where Array.prototype.sort took 7.5 s.
+ */
+export function sortAscii(texts: string[]): string[] {
+  const scratch = new Array<string>(texts.length);
+  // Per depth: counts, then bucket starts, of code + 1 (0: the text ends before this depth).
+  const counts: Int32Array[] = [];
+  const codes = new Uint8Array(texts.length);
+  const radix = (lo: number, hi: number, depth: number): void => {
+    if (hi - lo < 48) {
+      for (let i = lo + 1; i < hi; i++) {
+        const x = texts[i]!;
+        let j = i - 1;
+        while (j >= lo && texts[j]! > x) {
+          texts[j + 1] = texts[j]!;
+          j--;
+        }
+        texts[j + 1] = x;
+      }
+      return;
+    }
+    const count = (counts[depth] ??= new Int32Array(130));
+    count.fill(0);
+    let min = 129;
+    let max = 0;
+    for (let i = lo; i < hi; i++) {
+      const t = texts[i]!;
+      const c = depth < t.length ? t.charCodeAt(depth) + 1 : 0;
+      if (c > 128) throw NOT_ASCII;
+      codes[i] = c;
+      count[c + 1]!++;
+      if (c < min) min = c;
+      if (c > max) max = c;
+    }
+    if (min === max) {
+      if (min !== 0) radix(lo, hi, depth + 1);
+      return;
+    }
+    for (let c = min; c <= max; c++) count[c + 1]! += count[c]!;
+    // count[c] is now where bucket c starts (relative to lo); move, then recurse per bucket.
+    for (let i = lo; i < hi; i++) scratch[lo + count[codes[i]!]!++] = texts[i]!;
+    for (let i = lo; i < hi; i++) texts[i] = scratch[i]!;
+    // After the move count[c] is where bucket c ends.
+    let a = lo + (min === 0 ? count[0]! : 0);
+    for (let c = Math.max(min, 1); c <= max; c++) {
+      const b = lo + count[c]!;
+      if (b - a > 1) radix(a, b, depth + 1);
+      a = b;
+    }
+  };
+  try {
+    radix(0, texts.length, 0);
+  } catch (error) {
+    if (error !== NOT_ASCII) throw error;
+    // UTF-16 order is byte order only for ASCII; addresses always are, other texts get a sort
+    // that at least never fails.
+    texts.sort();
+  }
+  return texts;
+}

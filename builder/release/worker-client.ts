@@ -1,0 +1,122 @@
+/**
+ * The release build's two threads: what buildRelease (build.ts) and its worker thread
+ * (release-worker.ts) send each other, and the main thread's side of the worker: starting it,
+ * posting to it, and waiting for what it sends back.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import type { BuildOptions, BuildResult } from './build.js';
+import type { SharedDomainNames } from './dns-tables/domains.js';
+import type { IntervalArrays, Intervals } from './dns-tables/intervals.js';
+import type { IpSummaries } from './dns-tables/ip-summaries.js';
+import { PackedText } from './dns-tables/packed-text.js';
+
+/** The tables the worker thread writes. */
+export const WORKER_TABLES = [
+  'provider_range',
+  'provider_segment',
+  'asn_range',
+  'asn_segment',
+  'asn',
+  'dns_state',
+  'domain_hosting',
+] as const;
+
+/** Intervals as the worker receives them: the arrays in shared memory, the addresses packed. */
+export interface SharedIntervals extends Omit<Intervals, 'values'> {
+  /** The addresses, newline-separated (PackedText bytes). */
+  valuesText: Uint8Array;
+}
+
+export function shareIntervals(iv: Intervals): SharedIntervals {
+  const { values, ...arrays } = iv;
+  return { ...arrays, valuesText: PackedText.of(values).bytes };
+}
+
+export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays; values: PackedText } {
+  const { valuesText, ...arrays } = shared;
+  return {
+    iv: arrays,
+    values: new PackedText(Buffer.from(valuesText.buffer, valuesText.byteOffset, valuesText.length)),
+  };
+}
+
+/** Messages from buildRelease to the worker, in this order. */
+export type WorkerInput =
+  { nameToDomain: Int32Array } | { intervals: SharedIntervals; domainNames: SharedDomainNames };
+
+/** Addresses per IpSummaries message: a few MB each, written and dropped one after another. */
+export const IP_SUMMARY_CHUNK = 1 << 18;
+
+/**
+ * What the worker sends back (release-worker.ts): first { summaries } chunks (flag 1 counts them),
+ * then the result (flag 0 set). After a failure the result, with flag 1 set past any count.
+ */
+export interface WorkerResult {
+  error?: string;
+  phases?: BuildResult['phases'];
+  /** RangeTables.contributors. */
+  contributors?: string[];
+}
+
+/**
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: summaries() and wait() block on
+ * shared flags the worker sets once the message is posted (both are set on failure too).
+ */
+export function startReleaseWorker(
+  file: string,
+  options: BuildOptions,
+): {
+  post: (m: WorkerInput) => void;
+  /** The chunk after `received` chunks (waits for it). */
+  summaries: (received: number) => IpSummaries;
+  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors'>>;
+  stop: () => void;
+} {
+  const flag = new Int32Array(new SharedArrayBuffer(8));
+  const toWorker = new MessageChannel();
+  const fromWorker = new MessageChannel();
+  const url = new URL(`./release-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+  const worker = new Worker(url, {
+    workerData: {
+      file,
+      stateFile: options.stateFile,
+      asnMappingPreference: options.asnMappingPreference,
+      ownCategoryThreshold: options.ownCategoryThreshold,
+      builtAt: options.builtAt,
+      flag,
+      input: toWorker.port2,
+      output: fromWorker.port2,
+    },
+    transferList: [toWorker.port2, fromWorker.port2],
+  });
+  worker.unref();
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    toWorker.port1.close();
+    fromWorker.port1.close();
+    void worker.terminate();
+  };
+  return {
+    stop,
+    post: (m) => toWorker.port1.postMessage(m),
+    summaries: (received) => {
+      Atomics.wait(flag, 1, received);
+      const m = receiveMessageOnPort(fromWorker.port1)?.message as
+        { summaries: IpSummaries } | WorkerResult | undefined;
+      if (m && 'summaries' in m) return m.summaries;
+      stop();
+      throw new Error(`release worker: ${m?.error ?? 'no ip summaries'}`);
+    },
+    wait: () => {
+      Atomics.wait(flag, 0, 0);
+      const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
+      stop();
+      if (!m || m.error !== undefined) throw new Error(`release worker: ${m?.error ?? 'no result'}`);
+      return { phases: m.phases!, contributors: m.contributors! };
+    },
+  };
+}
