@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 import t from 'tap';
 
-import { buildDemoData, DEMO_DOMAINS, DEMO_ROUNDS } from '../../demo/generate-demo.js';
+import { buildDemoData } from '../../demo/generator/demo-data.js';
+import { DEMO_DOMAINS } from '../../demo/generator/domains.js';
+import { DEMO_ROUNDS } from '../../demo/generator/answers.js';
 import { canonicalIp, parseCidr, parseIp } from '../../shared/ip.js';
 import { OUTCOMES, RECORD_TYPES } from '../../shared/vocabulary.js';
 import { generateObservations } from '../bench/generate-observations.js';
