@@ -1,38 +1,23 @@
 /**
- * `builder query …`: the five lookups offline, on a release file, through the same query layer as
- * the REST API and MCP (so the JSON is the same the server sends).
+ * `builder query …`: the lookups offline, on a release file, through the same query layer as the
+ * REST API and MCP (so the JSON is the same the server sends). One subcommand per operation of the
+ * table (shared/operations.ts) that has one: its path parameter is the argument, its query
+ * parameters are options derived from their declarations.
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { z } from 'zod';
 import path from 'node:path';
 import { ApiError } from '../shared/errors.js';
 import {
-  DEFAULT_LIMIT,
-  MAX_LIMIT,
-  domainHistory,
-  domainHosting,
-  ipDomains,
-  lookupAsn,
-  lookupIp,
-  openRelease,
-  type Release,
-} from '../shared/queries/index.js';
+  OPERATIONS,
+  QUERY_PARAMETERS,
+  type CallArguments,
+  type Operation,
+  type QueryParameterName,
+} from '../shared/operations.js';
+import { openRelease, type Release } from '../shared/queries/index.js';
 import { currentReleaseFile } from './release/publish.js';
-
-function limitArg(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) {
-    throw new InvalidArgumentError(`expected a whole number from 1 to ${MAX_LIMIT}`);
-  }
-  return n;
-}
-
-interface QueryOptions {
-  release?: string;
-  limit: number;
-  cursor?: string;
-  includeEnded?: boolean;
-}
 
 function openChosen(releasesDir: string, chosen: string | undefined): Release {
   if (chosen === undefined) {
@@ -48,63 +33,78 @@ function openChosen(releasesDir: string, chosen: string | undefined): Release {
   return openRelease(name.includes('/') ? name : path.join(releasesDir, name));
 }
 
+/** `include_ended` -> `--include-ended` and the commander key `includeEnded`. */
+const flagOf = (name: string) => name.replace(/_/g, '-');
+const keyOf = (name: string) => name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase());
+
+/** The option of a query parameter, checked with the parameter's own schema. */
+function addOption(command: Command, name: QueryParameterName): void {
+  const p = QUERY_PARAMETERS[name];
+  const description = p.description.split(';')[0]!;
+  if (p.kind === 'boolean') {
+    command.option(`--${flagOf(name)}`, description);
+    return;
+  }
+  const expected =
+    p.schema instanceof z.ZodNumber
+      ? `expected a whole number from ${p.schema.minValue} to ${p.schema.maxValue}`
+      : p.schema instanceof z.ZodString
+        ? `expected at most ${p.schema.maxLength} characters`
+        : 'not a valid value';
+  const parse = (value: string): unknown => {
+    const parsed = p.schema.safeParse(p.kind === 'integer' && /^\d+$/.test(value) ? Number(value) : value);
+    if (!parsed.success) throw new InvalidArgumentError(expected);
+    return parsed.data;
+  };
+  command.option(
+    `--${flagOf(name)} <${flagOf(name)}>`,
+    description,
+    parse,
+    'fallback' in p ? p.fallback : undefined,
+  );
+}
+
+/** The query layer's arguments from the command's argument and options. */
+function argumentsOf(
+  op: Operation,
+  value: string | undefined,
+  options: Record<string, unknown>,
+): CallArguments {
+  const args: Record<string, unknown> = {};
+  if (op.pathParameter !== undefined) args[op.pathParameter] = value;
+  for (const name of op.query) {
+    const option = options[keyOf(name)];
+    args[name] = QUERY_PARAMETERS[name].kind === 'boolean' ? option === true : option;
+  }
+  return args as CallArguments;
+}
+
 export function registerQueryCommand(program: Command, releasesDir: () => string): void {
   const query = program
     .command('query')
     .description('Run a lookup offline on a release and print the JSON the API would answer.');
-  const run = (fn: (release: Release, options: QueryOptions) => unknown) => (options: QueryOptions) => {
-    const release = openChosen(releasesDir(), options.release);
-    try {
-      console.log(JSON.stringify(fn(release, options), null, 2));
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      console.error(JSON.stringify(err.toBody()));
-      process.exitCode = 1;
-    } finally {
-      release.close();
-    }
-  };
-  const common = (c: Command, paged: boolean) => {
-    c.option('--release <id>', 'release id or file name (default: the CURRENT release)');
-    if (paged) {
-      c.option('--limit <n>', `items per page, 1 to ${MAX_LIMIT}`, limitArg, DEFAULT_LIMIT).option(
-        '--cursor <cursor>',
-        'next_cursor of the previous page',
-      );
-    }
-    return c;
-  };
-  common(query.command('ip <ip>').description('What is this IP (GET /v1/ip/{ip}).'), false).action(
-    (ip: string, o: QueryOptions) => run((r) => lookupIp(r, { ip }))(o),
-  );
-  common(
-    query.command('ip-domains <ip>').description('Domains seen on this IP (GET /v1/ip/{ip}/domains).'),
-    true,
-  )
-    .option('--include-ended', 'also list ended intervals')
-    .action((ip: string, o: QueryOptions) =>
-      run((r) =>
-        ipDomains(r, { ip, includeEnded: o.includeEnded === true, limit: o.limit, cursor: o.cursor }),
-      )(o),
-    );
-  common(
-    query
-      .command('history <domain>')
-      .description('DNS history of a domain (GET /v1/domain/{domain}/history).'),
-    true,
-  ).action((domain: string, o: QueryOptions) =>
-    run((r) => domainHistory(r, { domain, limit: o.limit, cursor: o.cursor }))(o),
-  );
-  common(
-    query
-      .command('hosting <domain>')
-      .description('Networks a domain moved through (GET /v1/domain/{domain}/hosting).'),
-    false,
-  ).action((domain: string, o: QueryOptions) => run((r) => domainHosting(r, { domain }))(o));
-  common(
-    query.command('asn <asn>').description('What an AS routes (GET /v1/asn/{asn}); 64500 or AS64500.'),
-    true,
-  ).action((asn: string, o: QueryOptions) =>
-    run((r) => lookupAsn(r, { asn, limit: o.limit, cursor: o.cursor }))(o),
-  );
+  for (const op of OPERATIONS) {
+    if (op.command === null) continue;
+    const argument = op.pathParameter ? ` <${op.pathParameter}>` : '';
+    const command = query
+      .command(`${op.command}${argument}`)
+      .description(`${op.summary} (GET ${op.path})`)
+      .option('--release <id>', 'release id or file name (default: the CURRENT release)');
+    for (const name of op.query) addOption(command, name);
+    command.action((...given: unknown[]) => {
+      const value = op.pathParameter ? (given[0] as string) : undefined;
+      const options = given[op.pathParameter ? 1 : 0] as Record<string, unknown> & { release?: string };
+      const release = openChosen(releasesDir(), options.release);
+      try {
+        const body = op.run(argumentsOf(op, value, options), { release, pageSize: (n) => n });
+        console.log(JSON.stringify(body, null, 2));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        console.error(JSON.stringify(err.toBody()));
+        process.exitCode = 1;
+      } finally {
+        release.close();
+      }
+    });
+  }
 }

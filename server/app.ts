@@ -10,8 +10,8 @@ import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { keyCheckHook, type AccountsPort } from './auth.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
-import { registerRestMetering } from './limits/rest-metering.js';
-import type { Meter } from './metering.js';
+import { unmetered, type Meter } from './metering.js';
+import { createEnvelope } from './call/envelope.js';
 import { browserOriginHook, consoleOrigin } from './browser-origin.js';
 import { refuseWhileClosing } from './closing.js';
 import { errorHandler, frameworkError, notFound } from './error-handler.js';
@@ -22,12 +22,9 @@ import { RequestLogController } from './request-log.js';
 import { trailingSlashRedirect } from './trailing-slash.js';
 import type { McpEndpoint } from './mcp/handler.js';
 import { registerMcpRoute } from './mcp/plugin.js';
-import { registerAsnRoutes } from './routes/asn.js';
 import { registerDocsRoutes } from './routes/docs.js';
-import { registerDomainRoutes } from './routes/domain.js';
 import { registerHealthRoute } from './routes/health.js';
-import { registerIpRoutes } from './routes/ip.js';
-import { registerPingRoute } from './routes/ping.js';
+import { registerOperationRoutes } from './routes/operations.js';
 import type { RouteContext } from './routes/route.js';
 
 export interface AppOptions {
@@ -93,7 +90,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.decorate('fastLaneAnswered', () => (lane?.answered() ?? 0) + (mcp?.fastAnswered() ?? 0));
   app.decorateRequest('principal', null);
-  app.decorateRequest('billable', true);
 
   // Hooks on every request are plain callbacks, not async functions: no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
@@ -103,7 +99,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const closing = refuseWhileClosing(app);
   app.addHook('onRequest', trailingSlashRedirect);
 
-  if (options.meter) registerRestMetering(app, options.meter);
+  // Every keyed call, whatever its transport, goes through this one envelope.
+  const envelope = createEnvelope({
+    releases: options.releases,
+    meter: options.meter ?? unmetered,
+    logError: (error, op) => app.log.error({ err: error, operation: op.id }, 'request failed'),
+  });
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFound);
@@ -116,25 +117,21 @@ export function buildApp(options: AppOptions): FastifyInstance {
     keyHook: keyCheckHook(options.accounts, options.refusedKeys),
     cache: options.cache,
   };
-  registerIpRoutes(ctx);
-  registerDomainRoutes(ctx);
-  registerAsnRoutes(ctx);
-  registerPingRoute(ctx);
+  registerOperationRoutes(ctx, envelope);
   registerHealthRoute(ctx);
   registerDocsRoutes(ctx);
   mcp = registerMcpRoute(app, {
     fastPath: options.fastLane !== false,
-    releases: options.releases,
+    envelope,
     accounts: options.accounts,
-    meter: options.meter,
     refusedKeys: options.refusedKeys,
     consoleOrigin: consoleOrigin(options.consoleUrl ?? ''),
   });
   if (options.fastLane !== false) {
     lane = createFastLane({
       releases: options.releases,
+      envelope,
       accounts: options.accounts,
-      meter: options.meter,
       logger: options.logger,
       closing,
       // Behind a trusted proxy the client address is Fastify's to work out: MCP stays with Fastify.

@@ -21,8 +21,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who the request acts for, once the key check passed (null on routes without a key). */
     principal: KeyPrincipal | null;
-    /** False for answers that are not counted against the quota (a bogon IP lookup). */
-    billable: boolean;
   }
 }
 

@@ -40,9 +40,11 @@ function settingsFrom(options: ServeOptions): Settings {
 export async function serve(
   settings: Settings,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  /** Where the JSON log lines go (default: stdout). */
+  logDestination?: pino.DestinationStream,
 ): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
-  const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } });
+  const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
   const limitsLog = logger.child({ component: 'limits' });
   const services = createServerServices(settings, (message, err) =>
     err === undefined ? limitsLog.info(message) : limitsLog.warn({ err }, message),

@@ -16,87 +16,42 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import {
-  DEFAULT_LIMIT,
-  domainHistory,
-  domainHosting,
-  ipDomains,
-  lookupAsn,
-  lookupIpAnswer,
-  jsonByteLength,
-  responseParts,
-  type Release,
-  type ResponseJson,
-} from '../shared/queries/index.js';
+import { OPERATIONS, type Operation } from '../shared/operations.js';
+import type { Release } from '../shared/queries/index.js';
 import type { KeyPrincipal } from './accounts/index.js';
 import { bearerToken, type AccountsPort } from './auth.js';
-import type { Meter, Reservation } from './metering.js';
-import { pageLimit } from './page-size.js';
+import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
+import { jsonByteLength } from './encoding/json.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
+import { requestLine } from './request-log.js';
 import { JSON_CONTENT_TYPE } from './send-json.js';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { ApiError } from '../shared/errors.js';
 import type { McpEndpoint, McpResponse } from './mcp/handler.js';
 import { MCP_PATH } from './mcp/plugin.js';
 
-interface FastAnswer {
-  /** Written as head then the release's blocks (the blocks are encoded once per release). */
-  json: ResponseJson;
-  /** False: the answer is not counted (a bogon lookup_ip), the unit is given back. */
-  billable: boolean;
-}
-
 interface FastRoute {
+  op: Operation;
   prefix: string;
   suffix: string;
-  /** The route's answer for `param` on the first page of `limit` items; throws as the route does. */
-  answer(release: Release, param: string, limit: number): FastAnswer;
 }
 
-const counted = (body: object): FastAnswer => ({ json: responseParts(body), billable: true });
-
-/** The lookup routes of server/routes/, first page, default arguments. */
-const ROUTES: readonly FastRoute[] = [
-  {
-    prefix: '/v1/ip/',
-    suffix: '',
-    answer: (release, ip) => {
-      const answer = lookupIpAnswer(release, { ip });
-      return { json: answer, billable: !answer.isBogon };
-    },
-  },
-  {
-    prefix: '/v1/ip/',
-    suffix: '/domains',
-    answer: (release, ip, limit) =>
-      counted(ipDomains(release, { ip, includeEnded: false, limit, cursor: undefined })),
-  },
-  {
-    prefix: '/v1/domain/',
-    suffix: '/history',
-    answer: (release, domain, limit) => counted(domainHistory(release, { domain, limit, cursor: undefined })),
-  },
-  {
-    prefix: '/v1/domain/',
-    suffix: '/hosting',
-    answer: (release, domain) => counted(domainHosting(release, { domain })),
-  },
-  {
-    prefix: '/v1/asn/',
-    suffix: '',
-    answer: (release, asn, limit) => counted(lookupAsn(release, { asn, limit, cursor: undefined })),
-  },
-];
+/** The lookups of the table (the operations with a path parameter): the path before and after it. */
+const ROUTES: readonly FastRoute[] = OPERATIONS.filter((op) => op.pathParameter !== undefined).map((op) => ({
+  op,
+  prefix: op.path.slice(0, op.path.indexOf('{')),
+  suffix: op.path.slice(op.path.indexOf('}') + 1),
+}));
 
 /** Longer path parameters go to Fastify (a domain is at most 253 characters, an IPv6 text 45). */
 const MAX_FAST_PARAM = 256;
 
 interface FastMatch {
-  route: FastRoute;
+  op: Operation;
   param: string;
 }
 
-/** The route and parameter of a plain lookup URL, or null. */
+/** The operation and parameter of a plain lookup URL, or null. */
 export function matchFastRoute(url: string): FastMatch | null {
   if (!url.startsWith('/v1/') || url.includes('?') || url.includes('%')) return null;
   for (const route of ROUTES) {
@@ -104,15 +59,16 @@ export function matchFastRoute(url: string): FastMatch | null {
     const end = url.length - route.suffix.length;
     if (end <= route.prefix.length || end - route.prefix.length > MAX_FAST_PARAM) continue;
     const param = url.slice(route.prefix.length, end);
-    if (!param.includes('/')) return { route, param };
+    if (!param.includes('/')) return { op: route.op, param };
   }
   return null;
 }
 
 export interface FastLaneOptions {
   releases: { current(): Release | null };
+  /** The call envelope every transport shares (server/call/envelope.ts). */
+  envelope: Envelope;
   accounts: AccountsPort;
-  meter?: Meter | undefined;
   logger?: FastifyBaseLogger | undefined;
   /** True once the server is closing (Fastify answers those requests 503). */
   closing(): boolean;
@@ -131,120 +87,68 @@ export interface FastLane {
 }
 
 export function createFastLane(options: FastLaneOptions): FastLane {
-  const { releases, accounts, meter, logger } = options;
+  const { releases, envelope, accounts, logger } = options;
   let answered = 0;
   // pino's level test; the level of a running server does not change.
   const logsRequests =
     (logger as { isLevelEnabled?: (level: string) => boolean } | undefined)?.isLevelEnabled?.('info') ===
     true;
 
-  /** The route's answer on the first page, or null when the query layer refuses the request. */
-  function lookUp(match: FastMatch, principal: KeyPrincipal, maxPageSize?: number): FastAnswer | null {
-    const release = releases.current();
-    if (release === null) return null;
-    try {
-      const limit =
-        maxPageSize === undefined
-          ? pageLimit(principal, DEFAULT_LIMIT)
-          : Math.min(DEFAULT_LIMIT, maxPageSize);
-      return match.route.answer(release, match.param, limit);
-    } catch {
-      return null;
-    }
+  /** The outcome for the principal: only an answer (else null: Fastify answers, nothing counted). */
+  function callFor(match: FastMatch, principal: KeyPrincipal) {
+    return envelope.call(
+      match.op,
+      { principal },
+      { from: 'rest', path: match.param, query: {} },
+      { answersOnly: true },
+    );
   }
 
-  /**
-   * Sends the answer with the unit granted; false (the unit given back, nothing written) when the
-   * plan's page size asks for a smaller page that the query layer then refuses.
-   */
-  function respond(
-    req: IncomingMessage,
-    res: ServerResponse,
-    match: FastMatch,
-    principal: KeyPrincipal,
-    first: FastAnswer,
-    reservation: Reservation | null,
-    started: number,
-  ): boolean {
-    let answer: FastAnswer | null = first;
-    // The plan allows fewer items per page than the default: the page Fastify's route would give.
-    if (reservation !== null && reservation.maxPageSize < DEFAULT_LIMIT) {
-      answer = lookUp(match, principal, reservation.maxPageSize);
-    }
-    if (answer === null) {
-      if (reservation !== null) settle(reservation.release());
-      return false;
-    }
-    // The settling happens before the promise returns (server/limits/meter.ts): headers are final.
-    if (reservation !== null) settle(answer.billable ? reservation.commit() : reservation.release());
+  /** Writes a 200 outcome as the Fastify route would (server/routes/operations.ts). */
+  function respond(req: IncomingMessage, res: ServerResponse, outcome: CallOutcome, started: number): void {
+    outcome.settled.catch((error: unknown) =>
+      logger?.error({ err: error }, 'fast lane: settling a unit failed'),
+    );
     const id = requestIdFor(req);
+    const json = outcome.answer!.json;
     const headers: Record<string, string | number> = {
       [REQUEST_ID_HEADER]: id,
       vary: 'Origin',
       'content-type': JSON_CONTENT_TYPE,
+      ...outcome.headers,
+      'content-length': jsonByteLength(json),
     };
-    if (reservation !== null) Object.assign(headers, reservation.headers);
-    const { head, blocks } = answer.json;
-    headers['content-length'] = jsonByteLength(answer.json);
     // From here on the request is answered: nothing below may fall through to Fastify.
     answered += 1;
     try {
       res.writeHead(200, headers);
       // One writev: write() leaves the socket corked, end() uncorks it.
-      if (blocks === null) res.end(head);
+      if (json.blocks === null) res.end(json.head);
       else {
-        res.write(head);
-        res.end(blocks.bytes);
+        res.write(json.head);
+        res.end(json.blocks.bytes);
       }
-      if (logsRequests) {
-        // The line of server/request-log.ts; a lane URL has no query string, so nothing to redact.
-        logger?.info(
-          {
-            reqId: id,
-            method: 'GET',
-            url: req.url,
-            statusCode: 200,
-            responseTime: Math.round((performance.now() - started) * 10) / 10,
-          },
-          'request completed',
-        );
-      }
+      if (logsRequests)
+        logger?.info(requestLine(id, 'GET', req.url ?? '', 200, started), 'request completed');
     } catch (error) {
       logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
     }
-    return true;
   }
 
-  function settle(done: Promise<void>): void {
-    done.catch((error: unknown) => logger?.error({ err: error }, 'fast lane: settling a unit failed'));
-  }
-
-  /**
-   * The same with the key check and the meter waited for; `known`: the key's principal and the
-   * answer when take() already has them (the meter could not grant at once).
-   */
+  /** The same once the key check and the meter have been waited for. */
   async function serve(
     req: IncomingMessage,
     res: ServerResponse,
     match: FastMatch,
     token: string,
     started: number,
-    known?: { principal: KeyPrincipal; answer: FastAnswer },
   ): Promise<boolean> {
-    const principal = known?.principal ?? (await accounts.verifyKey(token));
+    const principal = await accounts.verifyKey(token);
     if (principal === null) return false;
-    // The lookup before the unit: a request the query layer refuses never reserves one.
-    const answer = known?.answer ?? lookUp(match, principal);
-    if (answer === null) return false;
-    let reservation: Reservation | null = null;
-    if (meter) {
-      try {
-        reservation = await meter.reserve(principal);
-      } catch {
-        return false; // a refusal: Fastify reserves again and answers it with its headers
-      }
-    }
-    return respond(req, res, match, principal, answer, reservation, started);
+    const outcome = await callFor(match, principal);
+    if (outcome === null) return false;
+    respond(req, res, outcome, started);
+    return true;
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, fallThrough: () => void): void {
@@ -257,7 +161,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     if (!taken) fallThrough();
   }
 
-  /** False: not for the lane, nothing written; true: answered, or left to serve() to finish. */
+  /** False: not for the lane, nothing written; true: answered, or left to a promise to finish. */
   function take(req: IncomingMessage, res: ServerResponse, fallThrough: () => void): boolean {
     if (req.method === 'POST') return takeMcp(req, res);
     if (req.method !== 'GET' || req.headers.origin !== undefined || options.closing()) return false;
@@ -268,19 +172,26 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const started = performance.now();
     // Without waiting when the key was verified moments ago and the meter can grant at once.
     const principal = accounts.peekKey?.(token);
-    let known: { principal: KeyPrincipal; answer: FastAnswer } | undefined;
-    if (principal !== undefined) {
-      const answer = lookUp(match, principal);
-      if (answer === null) return false;
-      const reservation = meter === undefined ? null : meter.reserveNow?.(principal);
-      if (reservation !== undefined) {
-        return respond(req, res, match, principal, answer, reservation, started);
-      }
-      known = { principal, answer };
-    }
-    serve(req, res, match, token, started, known).then(
-      (answered) => {
-        if (!answered) fallThrough();
+    const pending =
+      principal === undefined
+        ? serve(req, res, match, token, started)
+        : (() => {
+            const outcome = callFor(match, principal);
+            if (!isPending(outcome)) {
+              if (outcome === null) return false;
+              respond(req, res, outcome, started);
+              return true;
+            }
+            return outcome.then((o) => {
+              if (o === null) return false;
+              respond(req, res, o, started);
+              return true;
+            });
+          })();
+    if (typeof pending === 'boolean') return pending;
+    pending.then(
+      (done) => {
+        if (!done) fallThrough();
       },
       // verifyKey or the meter failed outright (503 on the Fastify side); nothing was written.
       () => fallThrough(),
@@ -347,18 +258,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         'content-length': response.body.length,
       });
       res.end(response.body);
-      if (logsRequests) {
-        logger?.info(
-          {
-            reqId: id,
-            method: 'POST',
-            url: MCP_PATH,
-            statusCode: response.status,
-            responseTime: Math.round((performance.now() - started) * 10) / 10,
-          },
-          'request completed',
-        );
-      }
+      if (logsRequests)
+        logger?.info(requestLine(id, 'POST', MCP_PATH, response.status, started), 'request completed');
     } catch (error) {
       logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
     }

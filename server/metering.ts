@@ -1,20 +1,27 @@
 /**
  * The seam between the lookups (REST routes and MCP tools) and plans, rate limits and quotas
- * (SPEC.md Limits). A call first reserves one unit for its principal: a refusal throws ApiError
- * (429 rate_limited, 402 quota_exceeded / project_cap_exceeded, 503 service_unavailable). The
- * lookup then runs; an answered lookup commits the unit, anything refused afterwards (400, 410,
- * 422, a bogon lookup_ip) releases it, so nothing refused is counted and nothing served goes
- * uncounted. Headers are the X-RateLimit-* / X-Quota-* / X-Project-Quota-* values to send.
+ * (SPEC.md Limits). A call reserves one unit for its principal (server/call/envelope.ts): a
+ * refusal throws ApiError (429 rate_limited, 402 quota_exceeded / project_cap_exceeded, 503
+ * service_unavailable). An answered lookup commits the unit, anything refused (400, 410, 422, a
+ * bogon lookup_ip) releases it, so nothing refused is counted and nothing served goes uncounted.
+ * Both return the X-RateLimit-* / X-Quota-* / X-Project-Quota-* headers to send.
  */
 import type { KeyPrincipal } from './accounts/index.js';
 
+/** A unit kept or given back: the response's final limit headers, and when the counters have it. */
+export interface Settled {
+  /** Header name -> value for the HTTP response of this call, as the unit now stands. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Resolves once the counters have the outcome (a shared store may take a round trip). */
+  readonly done: Promise<void>;
+}
+
+/** One unit taken for a call, until it is committed (counted) or released (given back), once. */
 export interface Reservation {
-  /** Header name -> value for the HTTP response of this call. */
-  readonly headers: Record<string, string>;
   /** Largest page size the principal's plan allows (Free: 100). */
   readonly maxPageSize: number;
-  commit(): Promise<void>;
-  release(): Promise<void>;
+  commit(): Settled;
+  release(): Settled;
 }
 
 export interface Meter {
@@ -27,11 +34,11 @@ export interface Meter {
 }
 
 /** The reservation of an unmetered call: nothing to count, no headers, the largest page. */
+const NOTHING: Settled = Object.freeze({ headers: Object.freeze({}), done: Promise.resolve() });
 const FREE_PASS: Reservation = Object.freeze({
-  headers: Object.freeze({}) as Record<string, string>,
   maxPageSize: 1000,
-  commit: async () => {},
-  release: async () => {},
+  commit: () => NOTHING,
+  release: () => NOTHING,
 });
 
 /**

@@ -1,16 +1,11 @@
 /**
- * The OpenAPI 3.1 description served at /v1/openapi.json, generated from the zod schemas the routes
- * parse with (shared/api-schemas.ts), with the error statuses SPEC.md lists per operation.
+ * The OpenAPI 3.1 description served at /v1/openapi.json: the operations of the table
+ * (shared/operations.ts) with their parameters and the error statuses SPEC.md lists per operation,
+ * the unkeyed routes, and the response schemas of shared/api-schemas.ts.
  */
 import { z } from 'zod';
-import {
-  apiRegistry,
-  AsnPathParams,
-  DomainPathParams,
-  IpDomainsQuery,
-  IpPathParams,
-  PagedQuery,
-} from '../shared/api-schemas.js';
+import { apiRegistry } from '../shared/api-schemas.js';
+import { OPERATIONS, PATH_PARAMETERS, QUERY_PARAMETERS, type Operation } from '../shared/operations.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -23,103 +18,58 @@ interface OperationSpec {
   summary: string;
   description: string;
   tag: string;
-  pathParams?: z.ZodObject;
-  query?: z.ZodObject;
+  parameters: JsonSchema[];
   response: string;
   /** Error statuses of SPEC.md "Endpoints" for this operation (500 is added to every one). */
-  errors: number[];
+  errors: readonly number[];
   secured: boolean;
   /** 422 may also be the `detail` list of a query parameter out of range. */
   validatesQuery?: boolean;
   successStatuses?: number[];
 }
 
-const LOOKUP_ERRORS = [401, 402, 422, 429, 503];
-const PAGED_ERRORS = [400, 401, 402, 410, 422, 429, 503];
+/** The parameters of an operation, as OpenAPI parameter objects. */
+function parametersOf(op: Operation): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  if (op.pathParameter !== undefined) {
+    const p = PATH_PARAMETERS[op.pathParameter];
+    out.push({
+      name: op.pathParameter,
+      in: 'path',
+      required: true,
+      description: p.description,
+      example: p.examples[0],
+      schema: { type: 'string' },
+    });
+  }
+  for (const name of op.query) {
+    const p = QUERY_PARAMETERS[name];
+    const schema = strip(z.toJSONSchema(p.schema, { target: 'draft-2020-12' }) as JsonSchema);
+    out.push({
+      name,
+      in: 'query',
+      required: false,
+      description: p.description,
+      schema: 'fallback' in p ? { ...schema, default: p.fallback } : schema,
+    });
+  }
+  return out;
+}
 
-const OPERATIONS: OperationSpec[] = [
-  {
+const OPERATION_SPECS: OperationSpec[] = [
+  ...OPERATIONS.map((op): OperationSpec => ({
     method: 'get',
-    path: '/v1/ip/{ip}',
-    operationId: 'lookup_ip',
-    summary: 'What is this IP: network, provider range, PTR name, how many domains are on it?',
-    description:
-      'Counts one request. A private, reserved or other special-purpose address answers 200 with `is_bogon: true`, its block in `bogon` and nothing else, and is not counted. A CIDR range is `invalid_ip`.',
-    tag: 'IP',
-    pathParams: IpPathParams,
-    response: 'IpLookup',
-    errors: LOOKUP_ERRORS,
+    path: op.path,
+    operationId: op.id,
+    summary: op.summary,
+    description: op.description,
+    tag: op.tag,
+    parameters: parametersOf(op),
+    response: op.response,
+    errors: op.errors,
     secured: true,
-  },
-  {
-    method: 'get',
-    path: '/v1/ip/{ip}/domains',
-    operationId: 'ip_domains',
-    summary: 'Which domains were seen resolving to this IP, and when? (reverse IP)',
-    description:
-      'Items oldest first, one per answer interval; without `include_ended=true` only current intervals. A bogon address is refused with `non_public_ip`. Each page counts one request.',
-    tag: 'IP',
-    pathParams: IpPathParams,
-    query: IpDomainsQuery,
-    response: 'IpDomainsPage',
-    errors: PAGED_ERRORS,
-    secured: true,
-    validatesQuery: true,
-  },
-  {
-    method: 'get',
-    path: '/v1/domain/{domain}/history',
-    operationId: 'domain_history',
-    summary: 'What has this domain resolved to over time? (DNS history)',
-    description:
-      'Covers popular registered domains; a new or long-tail domain is usually empty (`observed: false`). Each page counts one request.',
-    tag: 'Domain',
-    pathParams: DomainPathParams,
-    query: PagedQuery,
-    response: 'DomainHistoryPage',
-    errors: PAGED_ERRORS,
-    secured: true,
-    validatesQuery: true,
-  },
-  {
-    method: 'get',
-    path: '/v1/domain/{domain}/hosting',
-    operationId: 'domain_hosting',
-    summary: 'Which networks has this domain moved through?',
-    description:
-      "Runs oldest first; a move happened between a run's `last_confirmed` and its `ended_at`. Counts one request.",
-    tag: 'Domain',
-    pathParams: DomainPathParams,
-    response: 'DomainHosting',
-    errors: LOOKUP_ERRORS,
-    secured: true,
-  },
-  {
-    method: 'get',
-    path: '/v1/asn/{asn}',
-    operationId: 'lookup_asn',
-    summary: 'What does this AS number route, and what kind of network is it?',
-    description:
-      'The cursor pages the `ranges` list (IPv4 first, then IPv6). An AS number the mapping does not list answers with no ranges. Each page counts one request.',
-    tag: 'ASN',
-    pathParams: AsnPathParams,
-    query: PagedQuery,
-    response: 'AsnLookup',
-    errors: PAGED_ERRORS,
-    secured: true,
-    validatesQuery: true,
-  },
-  {
-    method: 'get',
-    path: '/v1/ping',
-    operationId: 'ping',
-    summary: 'Checks that the key works.',
-    description: 'Counts one request against the rate limit and monthly quota, like a lookup.',
-    tag: 'Service',
-    response: 'Ping',
-    errors: [401, 402, 429, 503],
-    secured: true,
-  },
+    validatesQuery: op.query.length > 0,
+  })),
   {
     method: 'get',
     path: '/health',
@@ -128,6 +78,7 @@ const OPERATIONS: OperationSpec[] = [
     description:
       'No key, not counted. 503 `unhealthy` when the database is unreachable. When no data release is loaded only the lookups fail (503 `release_unavailable`); the service stays healthy and the `release` block reports it.',
     tag: 'Service',
+    parameters: [],
     response: 'Health',
     errors: [],
     secured: false,
@@ -169,27 +120,6 @@ function strip(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
-function parameters(object: z.ZodObject | undefined, where: 'path' | 'query'): JsonSchema[] {
-  if (!object) return [];
-  return Object.entries(object.shape).map(([name, field]) => {
-    // Output side: the parameter as the route receives it (typed, with its default).
-    const schema = strip(z.toJSONSchema(field as z.ZodType, { target: 'draft-2020-12', io: 'output' }));
-    const { description, examples, ...rest } = schema as JsonSchema & {
-      description?: string;
-      examples?: unknown[];
-    };
-    const required = where === 'path' || !(field as z.ZodType).safeParse(undefined).success;
-    return {
-      name,
-      in: where,
-      required,
-      ...(description ? { description } : {}),
-      ...(examples && examples.length > 0 ? { example: examples[0] } : {}),
-      schema: rest,
-    };
-  });
-}
-
 function responses(op: OperationSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const status of op.successStatuses ?? [200]) {
@@ -227,14 +157,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     Object.entries(components).map(([id, schema]) => [id, strip(schema as JsonSchema)]),
   );
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) {
+  for (const op of OPERATION_SPECS) {
     paths[op.path] ??= {};
     paths[op.path]![op.method] = {
       operationId: op.operationId,
       summary: op.summary,
       description: op.description,
       tags: [op.tag],
-      parameters: [...parameters(op.pathParams, 'path'), ...parameters(op.query, 'query')],
+      parameters: op.parameters,
       responses: responses(op),
       security: op.secured ? [{ bearerAuth: [] }] : [],
     };

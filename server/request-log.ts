@@ -24,3 +24,17 @@ export class RequestLogController extends LogController {
     else reply.log.info(line, 'request completed');
   }
 }
+
+/**
+ * The same line for a request answered in front of Fastify (the fast lane): pino's `reqId` first,
+ * as a Fastify request's child logger puts it.
+ */
+export function requestLine(reqId: string, method: string, url: string, statusCode: number, started: number) {
+  return {
+    reqId,
+    method,
+    url: redactUrl(url),
+    statusCode,
+    responseTime: Math.round((performance.now() - started) * 10) / 10,
+  };
+}

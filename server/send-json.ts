@@ -3,7 +3,7 @@
  * lookup's release blocks are serialised once per release (responseJson).
  */
 import type { FastifyReply } from 'fastify';
-import { responseJson } from '../shared/queries/index.js';
+import { responseJson } from './encoding/json.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 

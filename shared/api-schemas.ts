@@ -1,67 +1,14 @@
 /**
- * The wire shapes of the REST API (SPEC.md "Resources and their fields", "Endpoints", "Errors") as
- * zod schemas: the routes parse their query parameters with them and the OpenAPI document
- * (`/v1/openapi.json`) is generated from them, so the description cannot drift from the code.
- * Response schemas are not checked on every request (the query layer builds the objects); the
- * server tests parse real responses with them instead.
+ * The response bodies of the REST API (SPEC.md "Resources and their fields", "Errors") as zod
+ * schemas; the OpenAPI document (`/v1/openapi.json`) is generated from them (the parameters come
+ * from the operation table, shared/operations.ts). They are strict: a field a query adds without
+ * declaring it here fails the tests that parse real responses with them.
  */
 import { z } from 'zod';
-import { DEFAULT_LIMIT, MAX_CURSOR_LENGTH, MAX_LIMIT } from './queries/paging.js';
 import { AS_CATEGORIES, NETWORK_ROLES, OUTCOMES, RANGE_CATEGORIES, RECORD_TYPES } from './vocabulary.js';
 
 /** The named schemas of the OpenAPI document's components (`#/components/schemas/<id>`). */
 export const apiRegistry = z.registry<{ id: string }>();
-
-// ---------------------------------------------------------------------------------------------
-// Parameters
-
-/** Query-string integers: digits only (no sign, exponent, blank or fraction), then the range. */
-const limitParam = z
-  .preprocess(
-    (value) => (typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : value),
-    z.number().int().min(1).max(MAX_LIMIT),
-  )
-  .default(DEFAULT_LIMIT)
-  .meta({
-    description: `Items per page, 1 to ${MAX_LIMIT}. Free keys get at most 100 per page: a larger value is lowered and next_cursor continues.`,
-  });
-
-const cursorParam = z.string().max(MAX_CURSOR_LENGTH).optional().meta({
-  description:
-    "The previous page's next_cursor, unchanged, with the same other arguments; omit for the first page. Expires (410) when the release changes.",
-});
-
-const includeEndedParam = z
-  .stringbool({ truthy: ['true'], falsy: ['false'] })
-  .default(false)
-  .meta({ description: 'true also lists ended intervals; default false lists current ones only.' });
-
-export const IpPathParams = z.object({
-  ip: z.string().meta({
-    description: 'One IPv4 or IPv6 address (an IPv4-mapped IPv6 address is looked up as IPv4); not a range.',
-    examples: ['8.8.8.8', '2606:4700:4700::1111'],
-  }),
-});
-export const DomainPathParams = z.object({
-  domain: z.string().meta({
-    description:
-      'Hostname with at least two labels; lowercased, trailing dot dropped, Unicode labels punycoded; no scheme or path.',
-    examples: ['example.com'],
-  }),
-});
-export const AsnPathParams = z.object({
-  asn: z.string().meta({
-    description: 'AS number from 1 to 4294967295, as 64500 or AS64500.',
-    examples: ['AS13335', '15169'],
-  }),
-});
-
-export const IpDomainsQuery = z.object({
-  include_ended: includeEndedParam,
-  limit: limitParam,
-  cursor: cursorParam,
-});
-export const PagedQuery = z.object({ limit: limitParam, cursor: cursorParam });
 
 // ---------------------------------------------------------------------------------------------
 // Blocks every lookup response carries
@@ -79,20 +26,25 @@ const categorySource = z.enum(['own', 'external']).nullable().meta({
 const networkRole = z.enum(NETWORK_ROLES).nullable().meta({ description: 'null = unclassified' });
 
 export const Coverage = z
-  .looseObject({
-    observation_window: z.object({ first: timestamp.nullable(), last: timestamp.nullable() }),
+  .strictObject({
+    observation_window: z.strictObject({ first: timestamp.nullable(), last: timestamp.nullable() }),
     vantage_count: count,
     record_types: z.array(recordType),
-    seed: z.object({ source: z.string(), names: count }),
-    derived: z.looseObject({}).optional().meta({ description: 'counts of derived www. names' }),
-    ptr: z.object({ checked_ips: count, observed_ips: count }).optional(),
+    seed: z.strictObject({ source: z.string(), names: count }),
+    derived: z
+      .strictObject({ www_names: count })
+      .optional()
+      .meta({ description: 'counts of derived www. names' }),
+    ptr: z.strictObject({ checked_ips: count, observed_ips: count }).optional(),
     semantics: z.array(z.string()).meta({ description: 'the reading rules, in short' }),
+    dataset: z.literal('demo').optional().meta({ description: 'present on the demo data only' }),
+    note: z.string().optional().meta({ description: 'what the demo data is' }),
   })
   .meta({ description: 'What the answer rests on.' })
   .register(apiRegistry, { id: 'Coverage' });
 
 export const Attribution = z
-  .array(z.object({ source: z.string(), by: z.string(), license: z.string() }))
+  .array(z.strictObject({ source: z.string(), by: z.string(), license: z.string() }))
   .meta({ description: 'Sources to credit when the data is republished.' })
   .register(apiRegistry, { id: 'Attribution' });
 
@@ -121,7 +73,10 @@ export const ProviderRange = z
     prefix: z.string().meta({ description: 'CIDR block' }),
     provider: z.string(),
     category: z.enum(RANGE_CATEGORIES),
-    metadata: z.looseObject({}).meta({ description: 'free-form per category' }),
+    metadata: z.record(z.string(), z.string()).meta({
+      description:
+        'free-form per category: region and service of cloud ranges, kind of tor_exit, operator and bot of crawlers',
+    }),
     first_seen: timestamp,
     last_seen: timestamp,
   })
@@ -130,7 +85,7 @@ export const ProviderRange = z
 export const IpBogonLookup = z
   .object({
     is_bogon: z.literal(true),
-    bogon: z.object({ prefix: z.string(), name: z.string(), rfc: z.string() }),
+    bogon: z.strictObject({ prefix: z.string(), name: z.string(), rfc: z.string() }),
   })
   .meta({ description: 'A special-purpose address: is_bogon, its block and nothing else.' })
   .register(apiRegistry, { id: 'IpBogonLookup' });
@@ -169,7 +124,7 @@ export const IpPublicLookup = z
       })
       .nullable()
       .meta({ description: 'null when the PTR was never checked' }),
-    domains: z.object({
+    domains: z.strictObject({
       current_count: count,
       sample: z.array(z.string()).max(10),
       first_observed: timestamp.nullable(),
@@ -188,7 +143,7 @@ export const IpDomainsPage = z
     ip: z.string(),
     include_ended: z.boolean(),
     items: z.array(
-      z.object({
+      z.strictObject({
         domain: z.string(),
         record_type: recordType,
         first_observed: timestamp,
@@ -273,27 +228,27 @@ export const AsnLookup = z
     category: asCategory,
     category_source: categorySource,
     network_role: networkRole,
-    routes: z.object({ ipv4: count, ipv6: count }),
+    routes: z.strictObject({ ipv4: count, ipv6: count }),
     ipv4_addresses: count,
-    providers: z.array(z.object({ provider: z.string(), category: z.string(), ranges: count })),
+    providers: z.array(z.strictObject({ provider: z.string(), category: z.string(), ranges: count })),
     observed: z
       .object({ ips: count, domains: count })
       .nullable()
       .meta({ description: 'null when the snapshot does not count them (unknown, never zero)' }),
-    ranges: z.array(z.object({ first: z.string(), last: z.string(), prefixes: z.array(z.string()) })),
+    ranges: z.array(z.strictObject({ first: z.string(), last: z.string(), prefixes: z.array(z.string()) })),
     next_cursor: nextCursor,
     ...blocks,
   })
   .register(apiRegistry, { id: 'AsnLookup' });
 
-export const Ping = z.object({ ok: z.boolean(), timestamp }).register(apiRegistry, { id: 'Ping' });
+export const Ping = z.strictObject({ ok: z.boolean(), timestamp }).register(apiRegistry, { id: 'Ping' });
 
 const checkValue = z.enum(['ok', 'error']);
 export const Health = z
   .object({
     status: z.enum(['healthy', 'unhealthy']),
-    checks: z.object({ database: checkValue, cache: checkValue, release: checkValue }),
-    release: z.object({
+    checks: z.strictObject({ database: checkValue, cache: checkValue, release: checkValue }),
+    release: z.strictObject({
       status: z.enum(['ok', 'unavailable']),
       id: z.string().nullable(),
       built_at: timestamp.nullable(),
@@ -319,7 +274,7 @@ export const ApiErrorBody = z
 export const ValidationErrorBody = z
   .object({
     detail: z.array(
-      z.object({
+      z.strictObject({
         loc: z.array(z.union([z.string(), z.number()])),
         msg: z.string(),
         type: z.string(),

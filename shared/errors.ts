@@ -49,18 +49,27 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   /** Seconds for a Retry-After header (429, 503). */
   readonly retryAfter: number | undefined;
+  /** Response headers the refusal carries (a meter refusal: the limit headers). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message?: string, options: { retryAfter?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { retryAfter?: number; headers?: Readonly<Record<string, string>> } = {},
+  ) {
     super(message ?? ERROR_TABLE[code].message);
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_TABLE[code].status;
     this.retryAfter = options.retryAfter;
+    this.headers = options.headers ?? NO_HEADERS;
   }
 
   toBody(): { error: ErrorCode; message: string } {

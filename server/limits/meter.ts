@@ -2,12 +2,11 @@
  * The Meter of server/metering.ts over a plan book and counters: reserve takes one unit (or throws
  * the refusal: 429 rate_limited with Retry-After, 402 quota_exceeded / project_cap_exceeded, 503
  * service_unavailable when the counters cannot be reached at all), commit keeps it, release gives it
- * back. Both settle once; the headers describe the state after the reservation and, once released,
- * after the release.
+ * back. Both settle once and return the headers of the state after it.
  */
 import { ApiError } from '../../shared/errors.js';
 import type { KeyPrincipal, Plan } from '../accounts/index.js';
-import type { Meter, Reservation } from '../metering.js';
+import type { Meter, Reservation, Settled } from '../metering.js';
 import type { Counters, TakeResult, Ticket } from './counters.js';
 import type { PlanBook } from './plans.js';
 
@@ -18,10 +17,10 @@ export const UNAVAILABLE_RETRY_AFTER_S = 5;
 export class MeterRefusal extends ApiError {
   constructor(
     code: 'rate_limited' | 'quota_exceeded' | 'project_cap_exceeded',
-    readonly headers: Record<string, string>,
+    headers: Record<string, string>,
     retryAfter?: number,
   ) {
-    super(code, undefined, retryAfter === undefined ? {} : { retryAfter });
+    super(code, undefined, retryAfter === undefined ? { headers } : { retryAfter, headers });
   }
 }
 
@@ -101,25 +100,27 @@ export class CountingMeter implements Meter {
 }
 
 class CountedReservation implements Reservation {
-  private settled = false;
+  private settled: Settled | null = null;
 
   constructor(
     private readonly counters: Counters,
     private readonly ticket: Ticket,
-    readonly headers: Record<string, string>,
+    /** The limit headers with this unit counted. */
+    private readonly headers: Record<string, string>,
     readonly maxPageSize: number,
   ) {}
 
-  async commit(): Promise<void> {
-    if (this.settled) return;
-    this.settled = true;
+  commit(): Settled {
+    if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
+    this.settled = { headers: this.headers, done: Promise.resolve() };
+    return this.settled;
   }
 
-  async release(): Promise<void> {
-    if (this.settled) return;
-    this.settled = true;
-    const h = this.headers;
+  /** The headers as if the unit had not been taken; the counters get it back. */
+  release(): Settled {
+    if (this.settled) return this.settled;
+    const h = { ...this.headers };
     const bump = (used: string, remaining: string) => {
       if (h[used] === undefined) return;
       h[used] = String(Math.max(0, Number(h[used]) - 1));
@@ -130,6 +131,7 @@ class CountedReservation implements Reservation {
     h['x-ratelimit-remaining'] = String(
       Math.min(Number(h['x-ratelimit-limit']), Number(h['x-ratelimit-remaining']) + 1),
     );
-    await this.counters.give(this.ticket);
+    this.settled = { headers: h, done: this.counters.give(this.ticket) };
+    return this.settled;
   }
 }

@@ -22,23 +22,16 @@ import {
 } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../shared/errors.js';
-import { escapedJsonHead } from '../../shared/queries/index.js';
+import { operationById, type Operation } from '../../shared/operations.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
+import { isPending } from '../call/envelope.js';
+import { SERVER_INFO, checkAgainstSdk, toolResultBytes } from '../encoding/mcp-result.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { responseBytes, sdkRequest } from './web.js';
-import {
-  answerNow,
-  authInfoFor,
-  registerTools,
-  TOOL_NAMES,
-  type CallContext,
-  type ToolDeps,
-  type ToolName,
-} from './tools.js';
-import type { Reservation } from '../metering.js';
+import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
 
-export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
+export { SERVER_INFO };
 
 export const INSTRUCTIONS =
   'Lookups of public IP addresses, domains and AS numbers from DNS answers this service records itself (one resolver, one vantage point, ' +
@@ -69,6 +62,8 @@ export interface McpEndpointOptions extends ToolDeps {
   fastPath?: boolean;
   /** SPEC.md Authentication 7: too many refused keys from one address answer rate_limited. */
   refusedKeys?: RefusedKeyThrottle;
+  /** Why the fast path is off when its start-up self-check fails (server/encoding/mcp-result.ts). */
+  logWarning?: (message: string) => void;
 }
 
 export interface McpEndpoint {
@@ -159,7 +154,7 @@ const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 interface PlainToolCall {
   modern: boolean;
   id: string | number;
-  tool: ToolName;
+  tool: Operation;
   args: unknown;
 }
 
@@ -179,7 +174,8 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
   if (Object.keys(more).length > 0) return null;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
   const { name, arguments: args, _meta: meta, ...otherParams } = params;
-  if (Object.keys(otherParams).length > 0 || !TOOL_NAMES.includes(name as ToolName)) return null;
+  const tool = typeof name === 'string' ? operationById(name) : undefined;
+  if (Object.keys(otherParams).length > 0 || tool === undefined || !tool.tool) return null;
   if (args !== undefined && !isObject(args)) return null;
   const accept = headers.accept;
   if (
@@ -194,7 +190,7 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
     if (version !== undefined && !(typeof version === 'string' && PLAIN_LEGACY_VERSIONS.has(version)))
       return null;
     if (headers['mcp-method'] !== undefined || headers['mcp-name'] !== undefined) return null;
-    return { modern: false, id, tool: name as ToolName, args };
+    return { modern: false, id, tool, args };
   }
   if (version !== MODERN_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) {
     return null;
@@ -208,12 +204,8 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
   } = meta;
   if (Object.keys(otherMeta).length > 0 || !isObject(caps) || !isObject(info)) return null;
   if (typeof info.name !== 'string' || typeof info.version !== 'string') return null;
-  return { modern: true, id, tool: name as ToolName, args };
+  return { modern: true, id, tool, args };
 }
-
-/** The fast path's result up to the text content, and from its end to structuredContent. */
-const CONTENT_START = Buffer.from('{"result":{"content":[{"type":"text","text":');
-const STRUCTURED_START = Buffer.from('}],"structuredContent":');
 
 /**
  * Idle McpServer instances of one era. Building an instance (five tools, their schemas) costs more
@@ -298,27 +290,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   let fastAnswered = 0;
-  /**
-   * Per kept lookup_ip answer, its head escaped as the start of the text content (UTF-8). The
-   * release blocks, plain and escaped, are encoded once per release (ReleaseBlocksJson), so a kept
-   * answer costs about its own size again here, not the whole result.
-   */
-  const escapedHeads = new WeakMap<object, Buffer>();
-  /** The result's content and structuredContent, as UTF-8 pieces in order. */
-  const resultHead = (answer: NonNullable<ReturnType<typeof answerNow>>): Buffer[] => {
-    const { json } = answer;
-    let escapedHead = answer.cached ? escapedHeads.get(json) : undefined;
-    if (escapedHead === undefined) {
-      escapedHead = Buffer.from(escapedJsonHead(json));
-      if (answer.cached) escapedHeads.set(json, escapedHead);
-    }
-    const head = typeof json.head === 'string' ? Buffer.from(json.head) : json.head;
-    return json.blocks === null
-      ? [CONTENT_START, escapedHead, STRUCTURED_START, head]
-      : [CONTENT_START, escapedHead, json.blocks.escapedBytes, STRUCTURED_START, head, json.blocks.bytes];
-  };
-  /** What the SDK's result carries besides content and structuredContent, per era. */
-  const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}}`;
+  // The fast path writes the SDK's bytes itself: on only once a canned call proves them the same.
+  let fastPath = false;
+  if (options.fastPath !== false) {
+    void checkAgainstSdk().then(
+      (problem) => {
+        if (problem === null) fastPath = true;
+        else options.logWarning?.(`MCP fast path off: ${problem}`);
+      },
+      (error: unknown) => options.logWarning?.(`MCP fast path off: ${(error as Error).message}`),
+    );
+  }
 
   /**
    * The fast path (docs/decisions/0009): a plain tools/call whose key, unit and lookup are all
@@ -330,34 +312,27 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     const header = request.headers.authorization;
     const token = bearerToken(Array.isArray(header) ? header[0] : header);
     if (token === null) return null;
-    let reservation: Reservation;
-    let answer: ReturnType<typeof answerNow>;
+    let outcome;
     try {
       const principal = options.accounts.peekKey?.(token) ?? (await options.accounts.verifyKey(token));
       if (principal === null) return null;
-      // The lookup first (it reads nothing of the meter): a refused one never reserves a unit.
-      answer = answerNow(options, call.tool, call.args);
-      if (answer === null) return null;
-      reservation = options.meter.reserveNow?.(principal) ?? (await options.meter.reserve(principal));
+      const pending = options.envelope.call(
+        call.tool,
+        { principal },
+        { from: 'tool', args: call.args },
+        { answersOnly: true },
+      );
+      outcome = isPending(pending) ? await pending : pending;
     } catch {
-      return null; // a refusal, or the store or the meter failed: the SDK path answers it
+      return null; // the store or the meter failed: the SDK path answers it
     }
-    if (answer.pageSize > reservation.maxPageSize) {
-      // The plan allows fewer items per page than asked: the page the SDK path would give.
-      answer = answerNow(options, call.tool, call.args, reservation.maxPageSize);
-      if (answer === null) {
-        await reservation.release();
-        return null;
-      }
-    }
-    if (answer.billable) await reservation.commit();
-    else await reservation.release();
+    if (outcome === null) return null;
+    await outcome.settled;
     fastAnswered += 1;
-    const tail = `${call.modern ? modernTail : '}'},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
     return {
       status: 200,
-      headers: { ...reservation.headers, 'content-type': 'application/json' },
-      body: Buffer.concat([...resultHead(answer), Buffer.from(tail)]),
+      headers: { ...outcome.headers, 'content-type': 'application/json' },
+      body: toolResultBytes(outcome.answer!, call.id, call.modern),
     };
   }
 
@@ -372,7 +347,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON');
     }
-    if (options.fastPath !== false) {
+    if (fastPath) {
       const plain = plainToolCall(body, request.headers);
       const fast = plain === null ? null : await answerPlainCall(request, plain);
       if (fast !== null) return fast;

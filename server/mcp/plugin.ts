@@ -6,12 +6,11 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../shared/errors.js';
-import type { Release } from '../../shared/queries/index.js';
 import type { AccountsPort } from '../auth.js';
+import type { Envelope } from '../call/envelope.js';
 import { MCP_ALLOWED_HEADERS, answerPreflight, browserOriginHook } from '../browser-origin.js';
 import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
-import { unmetered, type Meter } from '../metering.js';
 import { hasKeyInQuery } from '../redact.js';
 import { sendJson } from '../send-json.js';
 import { createMcpEndpoint, type McpEndpoint } from './handler.js';
@@ -21,10 +20,9 @@ export const MCP_PATH = '/mcp';
 export const MCP_BODY_LIMIT = 1024 * 1024;
 
 export interface McpRouteOptions {
-  releases: { current(): Release | null };
+  /** The call envelope every transport shares (key, parameters, lookup, metering). */
+  envelope: Envelope;
   accounts: AccountsPort;
-  /** Rate limits, quotas and caps (server/limits); none: unmetered. */
-  meter?: Meter;
   /** The refused-key throttle of /v1 (SPEC.md Authentication 7); none: not throttled. */
   refusedKeys?: RefusedKeyThrottle;
   /** The console's origin, the only browser origin allowed (null: none). */
@@ -37,11 +35,10 @@ export interface McpRouteOptions {
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): McpEndpoint {
   const endpoint = createMcpEndpoint({
     fastPath: options.fastPath !== false,
-    releases: options.releases,
+    envelope: options.envelope,
     accounts: options.accounts,
-    meter: options.meter ?? unmetered,
     ...(options.refusedKeys && { refusedKeys: options.refusedKeys }),
-    logError: (error, tool) => app.log.error({ err: error, tool }, 'MCP tool failed'),
+    logWarning: (message) => app.log.warn(message),
   });
   const originHook = browserOriginHook(options.consoleOrigin);
 

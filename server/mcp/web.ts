@@ -5,9 +5,10 @@
  * - `sdkRequest`: the SDK reads only `method`, `url`, `headers.get()` and `signal` of a request
  *   whose body it receives already parsed (`parsedBody`), so a plain object with a `Headers` of the
  *   headers it reads stands in for an undici `Request` (whose constructor costs ~50 µs).
- * - `responseBytes`: a JSON `Response` built by the SDK holds its bytes in undici's internal state;
- *   reading them there skips the Web stream that `arrayBuffer()` drains (~60 µs for 10 KB). When the
- *   state is not where this expects it (another Node version), it falls back to `arrayBuffer()`.
+ * - `responseBytes`: the body of the SDK's `Response` as bytes, through the public `arrayBuffer()`.
+ *   (It used to read undici's internal state to skip the Web stream, ~60 µs for 10 KB; the common
+ *   tool calls take the fast path, which builds no Response at all, so that saving was not worth
+ *   depending on undici's internals.)
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -38,22 +39,6 @@ export function sdkRequest(url: string, headers: IncomingHttpHeaders): Request {
   return view as unknown as Request;
 }
 
-let stateSymbol: symbol | null | undefined;
-
-function undiciState(response: Response): { body?: { source?: unknown } } | undefined {
-  if (stateSymbol === undefined) {
-    stateSymbol = Object.getOwnPropertySymbols(response).find((s) => s.description === 'state') ?? null;
-  }
-  return stateSymbol === null
-    ? undefined
-    : ((response as unknown as Record<symbol, { body?: { source?: unknown } }>)[stateSymbol] ?? undefined);
-}
-
 export async function responseBytes(response: Response): Promise<Buffer> {
-  const source = undiciState(response)?.body?.source;
-  if (source instanceof Uint8Array && !response.bodyUsed) {
-    return Buffer.from(source.buffer, source.byteOffset, source.byteLength);
-  }
-  if (typeof source === 'string' && !response.bodyUsed) return Buffer.from(source);
   return Buffer.from(await response.arrayBuffer());
 }

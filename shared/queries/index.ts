@@ -5,18 +5,11 @@
  * `limit` arrives already validated (1..1000) and already lowered for the caller's plan.
  */
 export { openRelease, ReleaseOpenError, type Release } from './release.js';
-export { lookupIp, lookupIpAnswer, type LookupIpParams } from './lookup-ip.js';
+export { lookupIp, type LookupIpParams } from './lookup-ip.js';
 export { ipDomains, type IpDomainsParams } from './ip-domains.js';
 export { domainHistory, type DomainHistoryParams } from './domain-history.js';
 export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
 export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
 export { warmLookupIp } from './lookup-ip.js';
-export {
-  escapedJsonHead,
-  jsonByteLength,
-  jsonText,
-  responseJson,
-  responseParts,
-  type ResponseJson,
-} from './common.js';
+export { requireRelease } from './common.js';

@@ -1,18 +1,17 @@
 /** GET /v1/ip/{ip} (SPEC.md IpLookup). */
+import type { z } from 'zod';
+import type { ProviderRange } from '../api-schemas.js';
 import { findIpBogon } from '../bogons.js';
 import { ipKey, parseCidr, type Ip } from '../ip.js';
 import { HOSTING_CATEGORIES, type RangeCategory } from '../vocabulary.js';
 import {
   BoundedCache,
-  RecentCache,
   blocks,
   isoOrNull,
   parseIpParam,
   perRelease,
   requireRelease,
-  responseParts,
   statement,
-  type ResponseJson,
 } from './common.js';
 import { loadAsnRanges, loadProviderSegments, type AsnRanges, type ProviderSegments } from './range-index.js';
 import type { Release } from './release.js';
@@ -21,14 +20,8 @@ export interface LookupIpParams {
   ip: string;
 }
 
-export interface ProviderRangeItem {
-  prefix: string;
-  provider: string;
-  category: RangeCategory;
-  metadata: Record<string, unknown>;
-  first_seen: string;
-  last_seen: string;
-}
+/** An item of `provider_ranges`, as the API declares it (shared/api-schemas.ts ProviderRange). */
+export type ProviderRangeItem = z.output<typeof ProviderRange>;
 
 interface AsnRangeRow {
   asn: number | null;
@@ -46,14 +39,8 @@ interface AsnRow {
   network_role: string | null;
 }
 
-interface ProviderRangeRow {
-  prefix: string;
-  provider: string;
-  category: RangeCategory;
-  metadata: string;
-  first_seen: number;
-  last_seen: number;
-}
+/** A provider_range row, read raw: prefix, provider, category, metadata (JSON), first_seen, last_seen. */
+type ProviderRangeRow = [string, string, RangeCategory, string, number, number];
 
 export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) {
   const { ip, text } = parseIpParam(params.ip);
@@ -119,65 +106,6 @@ function ptrRow(release: Release, text: string): PtrRow | undefined {
   ).get(text) as PtrRow | undefined;
 }
 
-/** A lookup_ip answer's JSON (ResponseJson); shared between callers, so none of it may be changed. */
-export interface LookupIpAnswer extends ResponseJson {
-  /** A bogon: answered from the built-in table, and not counted. */
-  readonly isBogon: boolean;
-}
-
-function answerOf(body: LookupIpResponse): LookupIpAnswer {
-  return { ...responseParts(body), isBogon: body.is_bogon };
-}
-
-/** The answer to keep: its head as UTF-8 in a buffer of its own (a pooled slice would pin its slab). */
-function keptAnswer(answer: LookupIpAnswer): LookupIpAnswer {
-  const text = answer.head as string;
-  const head = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  head.write(text);
-  return { head, blocks: answer.blocks, isBogon: answer.isBogon };
-}
-
-/**
- * Answers kept per release (the most recently asked, see RecentCache): a lookup_ip answer depends
- * only on the release and the address, and a popular address is asked again and again. A kept
- * answer is its head as UTF-8 (0.5–1.7 KB on the full-scale release; the release blocks are
- * shared), so the LOOKUP_IP_KEPT_ANSWERS answers stay under 32 MB. An answer is kept only when its address is asked
- * a second time while the last LOOKUP_IP_ADMISSION addresses missed are remembered: traffic spread
- * over many addresses then adds no garbage.
- */
-const LOOKUP_IP_KEPT_ANSWERS = 16_384;
-const LOOKUP_IP_ADMISSION = 8192;
-
-interface AnswerCache {
-  answers: RecentCache<string, LookupIpAnswer>;
-  /** Addresses asked once recently (the admission filter). */
-  asked: RecentCache<string, true>;
-}
-
-/**
- * lookupIp as JSON, from the per-release cache when the same `ip` text was asked recently.
- * Errors (invalid_ip, release_unavailable) are thrown as by lookupIp and never cached.
- */
-export function lookupIpAnswer(releaseOrNull: Release | null, params: LookupIpParams): LookupIpAnswer {
-  if (releaseOrNull === null) {
-    return answerOf(lookupIp(null, params));
-  }
-  const cache = perRelease<AnswerCache>(releaseOrNull, 'lookup_ip answers', () => ({
-    answers: new RecentCache(LOOKUP_IP_KEPT_ANSWERS / 2),
-    asked: new RecentCache(LOOKUP_IP_ADMISSION / 2),
-  }));
-  const kept = cache.answers.get(params.ip);
-  if (kept !== undefined) return kept;
-  const fresh = answerOf(lookupIp(releaseOrNull, params));
-  if (cache.asked.get(params.ip) === undefined) {
-    cache.asked.set(params.ip, true);
-    return fresh;
-  }
-  const answer = keptAnswer(fresh);
-  cache.answers.set(params.ip, answer);
-  return answer;
-}
-
 const ASN_RANGES = 'asnRanges';
 const PROVIDER_SEGMENTS = 'providerSegments';
 
@@ -223,6 +151,7 @@ function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
   const byId = statement(
     release,
     `SELECT prefix, provider, category, metadata, first_seen, last_seen FROM provider_range WHERE id = ?`,
+    true,
   );
   const out: ProviderRangeItem[] = [];
   for (let k = 0; k < rangeIds.length; k++) {
@@ -232,12 +161,12 @@ function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
       const row = byId.get(id) as ProviderRangeRow | undefined;
       item = row
         ? {
-            prefix: row.prefix,
-            provider: row.provider,
-            category: row.category,
-            metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-            first_seen: isoOrNull(row.first_seen)!,
-            last_seen: isoOrNull(row.last_seen)!,
+            prefix: row[0],
+            provider: row[1],
+            category: row[2],
+            metadata: JSON.parse(row[3]) as Record<string, string>,
+            first_seen: isoOrNull(row[4])!,
+            last_seen: isoOrNull(row[5])!,
           }
         : null;
       cache.set(id, item);

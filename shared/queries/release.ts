@@ -5,7 +5,6 @@
 import Database from 'better-sqlite3';
 import { META_KEYS, RELEASE_SCHEMA_VERSION, RELEASE_TABLES } from '../release-schema.js';
 import { parseIsoToEpoch } from '../time.js';
-import { registerBlocks } from './common.js';
 
 export class ReleaseOpenError extends Error {
   override name = 'ReleaseOpenError';
@@ -109,7 +108,6 @@ export function openRelease(file: string, options: { mmapBytes?: number } = {}):
       cache: new Map(),
       close: () => db.close(),
     };
-    registerBlocks(opened);
     return opened;
   } catch (err) {
     db.close();

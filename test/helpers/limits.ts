@@ -96,6 +96,8 @@ export async function startMeteredServer(
   t: Test,
   overrides: Partial<Record<SettingName, unknown>>,
   releasesDir?: string,
+  /** Collects the server's JSON log lines (LOG_LEVEL decides which). */
+  logs?: string[],
 ): Promise<MeteredServer> {
   let dir = releasesDir;
   if (!dir) {
@@ -117,7 +119,10 @@ export async function startMeteredServer(
     },
   );
   // The same wiring as `server serve` (stores, meter, release store, app), in this process.
-  const { url, app, services, stop: close } = await serve(settings, () => {});
+  const destination = logs && {
+    write: (chunk: string) => void logs.push(...chunk.split('\n').filter(Boolean)),
+  };
+  const { url, app, services, stop: close } = await serve(settings, () => {}, destination);
   t.teardown(close);
   return { url, app, services, settings, close, get: (p, o) => get(url + p, o) };
 }
@@ -129,6 +134,7 @@ export async function startMeteredServer(
 export async function startKeyedMeteredServer(
   t: Test,
   overrides: Partial<Record<SettingName, unknown>> = {},
+  logs?: string[],
 ): Promise<{ server: MeteredServer; key: string }> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'metered-accounts-'));
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -136,12 +142,17 @@ export async function startKeyedMeteredServer(
   const store = openAccountsStore(file);
   const key = await createTestKey(store, {});
   await store.close();
-  const server = await startMeteredServer(t, {
-    ACCOUNTS_DB: file,
-    FREE_REQUESTS_PER_MINUTE: 1000,
-    FREE_MONTHLY_QUOTA: 5000,
-    ...overrides,
-  });
+  const server = await startMeteredServer(
+    t,
+    {
+      ACCOUNTS_DB: file,
+      FREE_REQUESTS_PER_MINUTE: 1000,
+      FREE_MONTHLY_QUOTA: 5000,
+      ...overrides,
+    },
+    undefined,
+    logs,
+  );
   return { server, key: key.key };
 }
 

@@ -10,11 +10,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startKeyedMeteredServer, type MeteredServer } from '../helpers/limits.js';
+import {
+  TEST_REDIS_URL,
+  sharedStoresMissing,
+  startKeyedMeteredServer,
+  uniqueNamespace,
+  type MeteredServer,
+} from '../helpers/limits.js';
 import { startTestServer } from '../helpers/test-server.js';
+import { sameClockText } from '../helpers/same-clock.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
 import { createFastLane, matchFastRoute } from '../../server/fast-lane.js';
+import { createEnvelope } from '../../server/call/envelope.js';
 import { openAccountsStore } from '../../server/accounts/sqlite-store.js';
 import { cachedKeyVerifier } from '../../server/limits/key-verifier.js';
 import { CountingMeter } from '../../server/limits/meter.js';
@@ -74,7 +82,7 @@ t.test('the lane and Fastify give the same responses, and the lane takes only pl
     const a = await ask(on, p);
     const b = await ask(off, p);
     t.equal(a.status, b.status, `${p}: status`);
-    t.equal(a.text, b.text, `${p}: body`);
+    t.equal(sameClockText(a.text, b.text), b.text, `${p}: body`);
     t.same(comparable(a.headers), comparable(b.headers), `${p}: headers`);
     t.match(a.headers['x-request-id'], UUID, `${p}: a request id`);
     if (lane) taken += 1;
@@ -108,6 +116,87 @@ t.test('the lane and Fastify give the same responses, and the lane takes only pl
   t.equal(a.headers['x-quota-used'], b.headers['x-quota-used']);
   // 14 lane answers counted (not the bogon), the two 200s with a query string, and this one.
   t.equal(a.headers['x-quota-used'], '17', 'the bogon and the refusals were not counted');
+});
+
+/** Sends REQUESTS to both servers in order; every response must be the same. */
+async function sameResponses(
+  t: Test,
+  a: { server: MeteredServer; key: string },
+  b: { server: MeteredServer; key: string },
+  requests: ReadonlyArray<[string, boolean]> = REQUESTS,
+): Promise<void> {
+  for (const [p] of requests) {
+    const x = await a.server.get(p, { key: a.key });
+    const y = await b.server.get(p, { key: b.key });
+    t.equal(x.status, y.status, `${p}: status`);
+    t.equal(sameClockText(x.text, y.text), y.text, `${p}: body`);
+    t.same(comparable(x.headers), comparable(y.headers), `${p}: headers`);
+  }
+}
+
+t.test('a plan whose page size is below the default: the lane gives the pages Fastify gives', async (t) => {
+  // Free keys get pages of at most 2 items here: the lane's first page (100 by default) is cut.
+  const on = await startKeyedMeteredServer(t, { FAST_LANE: 'on', FREE_MAX_PAGE_SIZE: 2 });
+  const off = await startKeyedMeteredServer(t, { FAST_LANE: 'off', FREE_MAX_PAGE_SIZE: 2 });
+  await sameResponses(t, on, off);
+  const page = JSON.parse((await on.server.get('/v1/domain/example.com/history', { key: on.key })).text) as {
+    intervals: unknown[];
+    next_cursor: string | null;
+  };
+  t.equal(page.intervals.length, 2, 'two items a page');
+  t.type(page.next_cursor, 'string', 'and a cursor to the next');
+  t.ok(on.server.app.fastLaneAnswered() > 10, 'the lane answered the plain lookups');
+});
+
+t.test('the Redis meter (waiting) and the in-process meter give the same responses', async (t) => {
+  const missing = sharedStoresMissing();
+  if (missing) {
+    t.plan(0, missing);
+    return;
+  }
+  const { prefix } = uniqueNamespace(t, 'lane_redis');
+  const redis = await startKeyedMeteredServer(t, {
+    FAST_LANE: 'on',
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+  });
+  const memory = await startKeyedMeteredServer(t, { FAST_LANE: 'on' });
+  // Until its Redis connection is up a server counts in-process (and its minute window starts over
+  // once Redis answers): begin when /health sees the cache.
+  for (let i = 0; i < 100; i++) {
+    const health = JSON.parse((await redis.server.get('/health', { key: null })).text) as {
+      checks: { cache: string };
+    };
+    if (health.checks.cache === 'ok') break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await sameResponses(t, redis, memory);
+  t.equal(
+    redis.server.app.fastLaneAnswered(),
+    memory.server.app.fastLaneAnswered(),
+    'the lane took the same',
+  );
+});
+
+t.test('with a logger at info, the lane and Fastify write the same request lines', async (t) => {
+  const logsOn: string[] = [];
+  const logsOff: string[] = [];
+  const on = await startKeyedMeteredServer(t, { FAST_LANE: 'on', LOG_LEVEL: 'info' }, logsOn);
+  const off = await startKeyedMeteredServer(t, { FAST_LANE: 'off', LOG_LEVEL: 'info' }, logsOff);
+  await sameResponses(t, on, off);
+  // The request lines, without what differs by nature: time, request id, duration, process.
+  const lines = (logs: string[]) =>
+    logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'request completed')
+      .map(({ time: _t, reqId, responseTime, pid: _p, hostname: _h, ...rest }) => ({
+        ...rest,
+        reqId: typeof reqId,
+        responseTime: typeof responseTime,
+      }));
+  t.equal(lines(logsOn).length, REQUESTS.length, 'one line a request');
+  t.same(lines(logsOn), lines(logsOff), 'the same lines, in the same order');
+  t.ok(on.server.app.fastLaneAnswered() > 10, 'the lane wrote most of them');
 });
 
 t.test('a request id sent by the client is kept, and the lane logs the request line', async (t) => {
@@ -182,8 +271,8 @@ t.test('a meter that cannot grant at once (Redis): each request asks the query l
   const meter: Meter = { reserve: (principal) => counting.reserve(principal) };
   const lane = createFastLane({
     releases,
+    envelope: createEnvelope({ releases, meter, logError: (error) => t.error(error) }),
     accounts: cachedKeyVerifier(store, { ttlMs: 60_000 }),
-    meter,
     closing: () => false,
   });
   const server = http.createServer((req, res) =>

@@ -16,12 +16,6 @@ import {
   openRelease,
   ReleaseOpenError,
   warmLookupIp,
-  escapedJsonHead,
-  jsonByteLength,
-  jsonText,
-  lookupIpAnswer,
-  responseJson,
-  responseParts,
   type Release,
 } from '../../shared/queries/index.js';
 import { ApiError } from '../../shared/errors.js';
@@ -591,48 +585,5 @@ t.test('lookup_asn pages from asn_range in memory exactly as from SQL', async (t
       expected,
       `in memory, cursor key ${JSON.stringify(key)}`,
     );
-  }
-});
-
-t.test('responseJson serialises exactly what JSON.stringify does', async (t) => {
-  for (const response of [
-    lookupIp(release, { ip: '104.16.132.229' }),
-    lookupIp(release, { ip: '10.0.0.1' }),
-    domainHistory(release, { domain: 'news.example', limit: 2 }),
-    lookupAsn(release, { asn: '13335', limit: 2 }),
-    lookupAsn(release, { asn: '553', limit: 2 }), // "BelWü": a head with a two-byte character
-    { ok: true },
-  ]) {
-    t.same(JSON.parse(responseJson(response)), JSON.parse(JSON.stringify(response)));
-    // The parts (head, then the release's blocks) join into the text, its size and its escaping.
-    const parts = responseParts(response);
-    const text = jsonText(parts);
-    t.equal(text, responseJson(response));
-    t.equal(jsonByteLength(parts), Buffer.byteLength(text));
-    t.equal(escapedJsonHead(parts) + (parts.blocks?.escaped ?? ''), JSON.stringify(text));
-    if (parts.blocks !== null) t.equal(parts.blocks.escapedBytes.toString(), parts.blocks.escaped);
-    t.equal(parts.blocks === null, !('coverage' in response));
-  }
-});
-
-t.test('lookupIpAnswer keeps an answer asked twice, as UTF-8, and serves it again', async (t) => {
-  // A fresh release object: the answer cache is per release.
-  const own = openRelease(path.join(demo.releasesDir, demo.file));
-  t.teardown(() => own.close());
-  for (const ip of ['104.16.132.229', '2606:4700::6810:84e5', '10.0.0.1']) {
-    const expected = responseJson(lookupIp(own, { ip }));
-    const first = lookupIpAnswer(own, { ip });
-    t.equal(typeof first.head, 'string', `${ip}: asked once, not kept`);
-    const second = lookupIpAnswer(own, { ip });
-    t.ok(Buffer.isBuffer(second.head), `${ip}: asked twice, kept as bytes`);
-    const third = lookupIpAnswer(own, { ip });
-    t.equal(third, second, `${ip}: the kept answer is served`);
-    for (const answer of [first, second]) {
-      t.equal(jsonText(answer), expected);
-      t.equal(jsonByteLength(answer), Buffer.byteLength(expected));
-      t.equal(escapedJsonHead(answer) + (answer.blocks?.escaped ?? ''), JSON.stringify(expected));
-      t.equal(answer.isBogon, ip === '10.0.0.1');
-      t.equal(answer.blocks === null, ip === '10.0.0.1');
-    }
   }
 });

@@ -13,28 +13,9 @@ import {
 import t from 'tap';
 import { ERROR_TABLE } from '../../../shared/errors.js';
 import { startTestServer, type TestServer } from '../../helpers/test-server.js';
+import { sameClock } from '../../helpers/same-clock.js';
 
 const MODERN = '2026-07-28';
-
-/**
- * `answer` with the `age_seconds` of its current states taken from `expected` where the two differ
- * by at most a second: two requests made one after the other may straddle a second boundary.
- * A larger difference, or any other field, still fails the comparison.
- */
-function sameClock(answer: unknown, expected: unknown): unknown {
-  const copy = structuredClone(answer) as { current?: Array<{ age_seconds?: number }> } | null;
-  const other = (expected as { current?: Array<{ age_seconds?: number }> } | null)?.current;
-  copy?.current?.forEach((state, i) => {
-    const want = other?.[i]?.age_seconds;
-    if (
-      typeof state.age_seconds === 'number' &&
-      typeof want === 'number' &&
-      Math.abs(state.age_seconds - want) <= 1
-    )
-      state.age_seconds = want;
-  });
-  return copy;
-}
 
 interface ToolResult {
   content?: Array<{ type: string; text?: string }>;

@@ -12,6 +12,7 @@ import { ApiError, ERROR_TABLE } from '../../../shared/errors.js';
 import { openAccountsStore } from '../../../server/accounts/index.js';
 import type { KeyPrincipal } from '../../../server/accounts/index.js';
 import type { Meter } from '../../../server/metering.js';
+import { createEnvelope } from '../../../server/call/envelope.js';
 import { registerMcpRoute } from '../../../server/mcp/plugin.js';
 import { ReleaseStore } from '../../../server/release-store.js';
 import { createTestKey } from '../../helpers/accounts.js';
@@ -186,18 +187,18 @@ function recordingMeter(refuse: ApiError | null): { meter: Meter; counts: Record
     async reserve(_principal: KeyPrincipal) {
       if (refuse) throw refuse;
       counts.reserved++;
+      const headers = {
+        'x-ratelimit-limit': '60',
+        'x-ratelimit-remaining': '59',
+        'x-ratelimit-reset': '30',
+        'x-quota-limit': '1000',
+        'x-quota-used': String(counts.committed + 1),
+        'x-quota-remaining': String(999 - counts.committed),
+      };
       return {
-        headers: {
-          'x-ratelimit-limit': '60',
-          'x-ratelimit-remaining': '59',
-          'x-ratelimit-reset': '30',
-          'x-quota-limit': '1000',
-          'x-quota-used': String(counts.committed + 1),
-          'x-quota-remaining': String(999 - counts.committed),
-        },
         maxPageSize: 2,
-        commit: async () => void counts.committed++,
-        release: async () => void counts.released++,
+        commit: () => (counts.committed++, { headers, done: Promise.resolve() }),
+        release: () => (counts.released++, { headers, done: Promise.resolve() }),
       };
     },
   };
@@ -214,7 +215,8 @@ async function meteredApp(t: Tap, refuse: ApiError | null) {
   const releases = new ReleaseStore({ dir: path.join(dir, 'releases'), pollMs: 60_000 }).start();
   const { meter, counts } = recordingMeter(refuse);
   const app = Fastify();
-  registerMcpRoute(app, { releases, accounts: store, meter, consoleOrigin: null });
+  const envelope = createEnvelope({ releases, meter, logError: (error) => app.log.error(error) });
+  registerMcpRoute(app, { envelope, accounts: store, consoleOrigin: null });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(async () => {
     await app.close();
@@ -274,7 +276,8 @@ t.test('limit headers go on the HTTP response; answered calls commit, refused on
 t.test("the meter's refusals are tool errors with their code, and Retry-After on the response", async (t) => {
   const refusals = [
     // The meter's refusals carry the limit headers (server/limits/meter.ts MeterRefusal).
-    Object.assign(new ApiError('rate_limited', undefined, { retryAfter: 17 }), {
+    new ApiError('rate_limited', undefined, {
+      retryAfter: 17,
       headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' },
     }),
     new ApiError('quota_exceeded'),
@@ -299,8 +302,11 @@ t.test("the meter's refusals are tool errors with their code, and Retry-After on
         r.headers['retry-after'],
         refusal.retryAfter === undefined ? undefined : String(refusal.retryAfter),
       );
-      if ('headers' in refusal)
-        t.equal(r.headers['x-ratelimit-remaining'], '0', 'limit headers of the refusal');
+      t.equal(
+        r.headers['x-ratelimit-remaining'],
+        refusal.code === 'rate_limited' ? '0' : undefined,
+        'limit headers of the refusal',
+      );
     }
   }
 });

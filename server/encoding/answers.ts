@@ -1,0 +1,71 @@
+/**
+ * An operation's answer, encoded: the query layer's plain object as JSON parts (json.ts), and for
+ * lookup_ip the answers kept per release (the most recently asked, see RecentCache): a lookup_ip
+ * answer depends only on the release and the address, and a popular address is asked again and
+ * again. A kept answer is its head as UTF-8 (0.5–1.7 KB on the full-scale release; the release
+ * blocks are shared), so the LOOKUP_IP_KEPT_ANSWERS answers stay under 32 MB. An answer is kept
+ * only when its address is asked a second time while the last LOOKUP_IP_ADMISSION addresses missed
+ * are remembered: traffic spread over many addresses then adds no garbage.
+ */
+import type { CallArguments, Operation, RunContext } from '../../shared/operations.js';
+import { RecentCache, perRelease } from '../../shared/queries/common.js';
+import { responseParts, type ResponseJson } from './json.js';
+
+export interface Answer {
+  /** Shared between callers when `kept`: none of it may be changed. */
+  readonly json: ResponseJson;
+  /** False: not counted (a bogon lookup_ip). */
+  readonly billable: boolean;
+  /** The response object, when the caller asked for it (the MCP SDK path's structuredContent). */
+  readonly value?: object;
+  /** True: a kept answer, the same object for every call of the address while it is kept. */
+  readonly kept?: boolean;
+}
+
+const LOOKUP_IP_KEPT_ANSWERS = 16_384;
+const LOOKUP_IP_ADMISSION = 8192;
+
+interface AnswerCache {
+  answers: RecentCache<string, Answer>;
+  /** Addresses asked once recently (the admission filter). */
+  asked: RecentCache<string, true>;
+}
+
+function fresh(op: Operation, args: CallArguments, context: RunContext, withValue: boolean): Answer {
+  const value = op.run(args, context);
+  const answer = { json: responseParts(value), billable: op.billable(value) };
+  return withValue ? { ...answer, value } : answer;
+}
+
+/** The answer to keep: its head as UTF-8 in a buffer of its own (a pooled slice would pin its slab). */
+function kept(answer: Answer): Answer {
+  const text = answer.json.head as string;
+  const head = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  head.write(text);
+  return { json: { head, blocks: answer.json.blocks }, billable: answer.billable, kept: true };
+}
+
+/**
+ * The operation's answer for `args`. Errors (ApiError) are thrown as the query layer throws them
+ * and never kept. `withValue`: the answer carries the response object (never a kept answer).
+ */
+export function answerOf(op: Operation, args: CallArguments, context: RunContext, withValue = false): Answer {
+  const release = context.release;
+  if (op.id !== 'lookup_ip' || withValue || release === null || args.ip === undefined) {
+    return fresh(op, args, context, withValue);
+  }
+  const cache = perRelease<AnswerCache>(release, 'lookup_ip answers', () => ({
+    answers: new RecentCache(LOOKUP_IP_KEPT_ANSWERS / 2),
+    asked: new RecentCache(LOOKUP_IP_ADMISSION / 2),
+  }));
+  const hit = cache.answers.get(args.ip);
+  if (hit !== undefined) return hit;
+  const answer = fresh(op, args, context, false);
+  if (cache.asked.get(args.ip) === undefined) {
+    cache.asked.set(args.ip, true);
+    return answer;
+  }
+  const keep = kept(answer);
+  cache.answers.set(args.ip, keep);
+  return keep;
+}

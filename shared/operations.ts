@@ -1,0 +1,419 @@
+/**
+ * The operation table: every keyed operation of the API declared once (ARCHITECTURE.md "one
+ * operation table"). From it come the Fastify routes (server/routes/operations.ts), the fast lane's
+ * routes (server/fast-lane.ts), the MCP tools (server/mcp/tools.ts), the `builder query`
+ * subcommands (builder/query-command.ts), the OpenAPI paths (server/openapi.ts) and the operations
+ * part of /llms-full.txt (server/routes/docs.ts). Adding an operation is its query function and one
+ * entry here.
+ *
+ * Parameters are declared once too (PATH_PARAMETERS, QUERY_PARAMETERS): their JSON type (the MCP argument), from which the
+ * REST query-string form (strings coerced) and the CLI option are derived.
+ */
+import { z } from 'zod';
+import { ApiError, type ErrorCode } from './errors.js';
+import {
+  DEFAULT_LIMIT,
+  MAX_CURSOR_LENGTH,
+  MAX_LIMIT,
+  domainHistory,
+  domainHosting,
+  ipDomains,
+  lookupAsn,
+  lookupIp,
+  type Release,
+} from './queries/index.js';
+
+// ---------------------------------------------------------------------------------------------
+// Parameters (PATH_PARAMETERS, QUERY_PARAMETERS)
+
+interface ParameterBase {
+  description: string;
+  examples?: string[];
+}
+
+/** A path parameter: always a string on the wire; the query layer checks it (its error code). */
+interface PathParameter extends ParameterBase {
+  in: 'path';
+  /** The MCP argument's type (lookup_asn also takes a number). */
+  schema: z.ZodType;
+  /** The Errors-table code of a bad value (the query layer throws it; MCP uses it for a wrong type). */
+  code: ErrorCode;
+}
+
+/** A query parameter: its JSON type; the REST form parses the query-string text into it. */
+interface QueryParameter extends ParameterBase {
+  in: 'query';
+  kind: 'boolean' | 'integer' | 'string';
+  /** The value's JSON schema, with its range (the parameter itself is optional). */
+  schema: z.ZodType;
+  /** The value when the parameter is absent (undefined: none). */
+  fallback?: boolean | number;
+}
+
+export type Parameter = PathParameter | QueryParameter;
+
+export const PATH_PARAMETERS = {
+  ip: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_ip',
+    description:
+      'One public IPv4 or IPv6 address (an IPv4-mapped IPv6 address is looked up as IPv4); not a CIDR range.',
+    examples: ['8.8.8.8', '2606:4700:4700::1111'],
+  },
+  domain: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_domain',
+    description:
+      'A hostname with at least two labels, e.g. example.com; lowercased, trailing dot dropped, Unicode labels punycoded; no scheme, port or path.',
+    examples: ['example.com'],
+  },
+  asn: {
+    in: 'path',
+    schema: z.union([z.string(), z.number().int()]),
+    code: 'invalid_asn',
+    description: 'An AS number from 1 to 4294967295, as 64500 or AS64500.',
+    examples: ['AS13335', '15169'],
+  },
+} as const satisfies Record<string, PathParameter>;
+
+export const QUERY_PARAMETERS = {
+  include_ended: {
+    in: 'query',
+    kind: 'boolean',
+    schema: z.boolean(),
+    fallback: false,
+    description: 'true also lists ended answer intervals; default false lists current ones only.',
+  },
+  limit: {
+    in: 'query',
+    kind: 'integer',
+    schema: z.number().int().min(1).max(MAX_LIMIT),
+    fallback: DEFAULT_LIMIT,
+    description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}); free keys get at most 100 per page: a larger value is lowered and next_cursor continues.`,
+  },
+  cursor: {
+    in: 'query',
+    kind: 'string',
+    schema: z.string().max(MAX_CURSOR_LENGTH),
+    description:
+      "The previous page's next_cursor, unchanged, with the same other arguments; omit for the first page. Expires (cursor_expired, 410) when the release changes.",
+  },
+} as const satisfies Record<string, QueryParameter>;
+
+export type PathParameterName = keyof typeof PATH_PARAMETERS;
+export type QueryParameterName = keyof typeof QUERY_PARAMETERS;
+
+/** The arguments of a call once parsed: path parameters as given, query parameters typed. */
+export interface CallArguments {
+  ip?: string;
+  domain?: string;
+  asn?: string;
+  include_ended?: boolean;
+  limit?: number;
+  cursor?: string | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+/** What a lookup needs besides its arguments. */
+export interface RunContext {
+  release: Release | null;
+  /** The page size the caller's plan allows for a requested one (free plans: at most 100). */
+  pageSize(requested: number): number;
+}
+
+export interface Operation {
+  /** The operationId, the MCP tool name and the log name. */
+  id: string;
+  /** The REST path, OpenAPI style (`/v1/ip/{ip}`); always GET. */
+  path: string;
+  /** The path parameter, when the path has one. */
+  pathParameter?: PathParameterName;
+  /** Query parameters, in the order they are documented. */
+  query: readonly QueryParameterName[];
+  /** The `builder query` subcommand; null: not offered offline. */
+  command: string | null;
+  /** True: an MCP tool of the same name. */
+  tool: boolean;
+  tag: 'IP' | 'Domain' | 'ASN' | 'Service';
+  /** A short title (MCP tool title). */
+  title: string;
+  /** The question it answers (SPEC.md), the OpenAPI summary. */
+  summary: string;
+  /** What it returns and how to read it: the OpenAPI description, the tool description, the guide. */
+  description: string;
+  /** The response's fields in words (the guide for agents, /llms-full.txt). */
+  fields: string;
+  /** The OpenAPI component of the 200 body. */
+  response: string;
+  /** Error statuses of SPEC.md "Endpoints" (500 is added to every one). */
+  errors: readonly number[];
+  /** 422 codes besides the path parameter's own (ip_domains refuses a bogon: non_public_ip). */
+  alsoRefuses?: readonly ErrorCode[];
+  /** The lookup: the response body, or throws ApiError. */
+  run(args: CallArguments, context: RunContext): object;
+  /** False for an answer that is not counted (a bogon lookup_ip). */
+  billable(body: object): boolean;
+}
+
+const LOOKUP_ERRORS = [401, 402, 422, 429, 503] as const;
+const PAGED_ERRORS = [400, 401, 402, 410, 422, 429, 503] as const;
+
+const READING_RULES =
+  'Reading rules: null means unknown, never false; an empty list means "not observed here", not absent; ' +
+  "a CDN edge is not the customer's origin and domains sharing an IP share no implied owner; " +
+  'answers come from one resolver at one vantage point since 2026-10-01, from a periodically rebuilt snapshot named in `release`.';
+const PAGING =
+  "Paging: pass the previous answer's `next_cursor` unchanged as `cursor`, with the same other arguments, until `next_cursor` is null; " +
+  'a cursor expires (cursor_expired) when the data release changes: restart without it.';
+
+const always = () => true;
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    id: 'lookup_ip',
+    path: '/v1/ip/{ip}',
+    pathParameter: 'ip',
+    query: [],
+    command: 'ip',
+    tool: true,
+    tag: 'IP',
+    title: 'Look up an IP address',
+    summary: 'What is this IP: network, provider range, PTR name, how many domains are on it?',
+    description:
+      'What an IP address is: routing network (`asn`: ASN, route, AS name, registry country, category, network_role), ' +
+      '`is_datacenter`/`is_cdn` (true only inside a published cloud/hosting or CDN range, otherwise null = unknown, not "no"), `provider` and `prefix` of that range, ' +
+      '`provider_ranges` (every published range holding it, including tor_exit, relay and crawler usage lists), `ptr` names, and `domains` (count of domains currently resolving to it and a sample of up to 10). ' +
+      'A private or reserved address answers `is_bogon: true` with its special-purpose block and nothing else (not counted). A CIDR range is invalid_ip. Counts one request. ' +
+      READING_RULES,
+    fields:
+      '`ip`; `asn` (null when the mapping has no range) with `asn` (integer; null for AS0 "not routed"), `route` (CIDR), `descr`, `country` (registry country), `source` (the mapping that answered), `category` (isp, hosting, cdn, business, banking, education_research, government_admin; null = unclassified; can be wrong; never sets is_datacenter), `category_source` (own or external), `network_role` (tier1_transit, major_transit, midsize_transit, access_provider, content_network, stub; null = unclassified); `is_datacenter`, `is_cdn` (true or null); `provider` and `prefix` (from cloud, hosting and CDN ranges only); `provider_ranges` (every published range holding the IP: prefix, provider, category, metadata, first_seen, last_seen; category one of cloud, hosting, cdn, tor_exit, relay, crawler); `ptr` (null when never checked; else names, status, checked_at, last_confirmed); `domains` {current_count, sample (at most 10), first_observed, last_confirmed}; `is_bogon`, `bogon`; coverage, attribution, release. A bogon (private, reserved, loopback, link-local, documentation, CGNAT, multicast) answers only `is_bogon: true` and `bogon`; `is_bogon: false` does not mean the address is allocated.',
+    response: 'IpLookup',
+    errors: LOOKUP_ERRORS,
+    run: (args, { release }) => lookupIp(release, { ip: args.ip! }),
+    billable: (body) => (body as { is_bogon?: boolean }).is_bogon !== true,
+  },
+  {
+    id: 'ip_domains',
+    path: '/v1/ip/{ip}/domains',
+    pathParameter: 'ip',
+    query: ['include_ended', 'limit', 'cursor'],
+    command: 'ip-domains',
+    tool: true,
+    tag: 'IP',
+    title: 'Domains seen on an IP (reverse IP)',
+    summary: 'Which domains were seen resolving to this IP, and when? (reverse IP)',
+    description:
+      'Which domains were seen resolving to a public IP address, and when: one item per answer interval, oldest first, ' +
+      'with `domain`, `record_type` (A/AAAA), `first_observed`, `last_confirmed`, `ended_at` (null while current) and `current`. ' +
+      'By default only current intervals; `include_ended` true adds ended ones. An empty list means none of the resolved names (about a million popular domains and their www.) was seen on it, not that no site is hosted there. ' +
+      'A private or reserved address is refused (non_public_ip). Each page counts one request. ' +
+      PAGING +
+      ' ' +
+      READING_RULES,
+    fields:
+      '`ip`, `include_ended`, `items` (oldest first, one per answer interval: domain, record_type A or AAAA, first_observed, last_confirmed, ended_at, current), `next_cursor`, coverage, attribution, release.',
+    response: 'IpDomainsPage',
+    errors: PAGED_ERRORS,
+    alsoRefuses: ['non_public_ip'],
+    run: (args, { release, pageSize }) =>
+      ipDomains(release, {
+        ip: args.ip!,
+        includeEnded: args.include_ended ?? false,
+        limit: pageSize(args.limit ?? DEFAULT_LIMIT),
+        cursor: args.cursor,
+      }),
+    billable: always,
+  },
+  {
+    id: 'domain_history',
+    path: '/v1/domain/{domain}/history',
+    pathParameter: 'domain',
+    query: ['limit', 'cursor'],
+    command: 'history',
+    tool: true,
+    tag: 'Domain',
+    title: 'DNS history of a domain',
+    summary: 'What has this domain resolved to over time? (DNS history)',
+    description:
+      'What a domain has resolved to over time: `current` = latest state per record type (outcome, addresses, CNAME chain, staleness), ' +
+      '`intervals` = every answer it gave, oldest first, with `first_observed`, `last_confirmed` and `ended_at` (the change happened between last_confirmed and ended_at). ' +
+      '`observed: false` means the name is outside the resolved set (popular registered domains and their www.), not that it has no DNS. ' +
+      'A failed query never erases an earlier answer; a TTL or order change is not a change. Each page counts one request. ' +
+      PAGING +
+      ' ' +
+      READING_RULES,
+    fields:
+      '`domain` (normalized); `observed` (false = the name is outside the resolved set, i.e. not covered; it does not mean the name has no DNS); `current` (latest state per record type: record_type, outcome positive/nxdomain/nodata/timeout/servfail/malformed, outcome_class positive/negative/transient, values, cnames, last_observed, last_confirmed, last_positive, age_seconds, stale, stale_reason); `intervals` (every answer, oldest first: record_type, value, first_observed, last_confirmed, ended_at, current; `value` may be a private address, which has no IP lookup); `next_cursor`; coverage, attribution, release. A new or long-tail domain is usually `observed: false`: say "not covered", not "no DNS".',
+    response: 'DomainHistoryPage',
+    errors: PAGED_ERRORS,
+    run: (args, { release, pageSize }) =>
+      domainHistory(release, {
+        domain: args.domain!,
+        limit: pageSize(args.limit ?? DEFAULT_LIMIT),
+        cursor: args.cursor,
+      }),
+    billable: always,
+  },
+  {
+    id: 'domain_hosting',
+    path: '/v1/domain/{domain}/hosting',
+    pathParameter: 'domain',
+    query: [],
+    command: 'hosting',
+    tool: true,
+    tag: 'Domain',
+    title: 'Networks a domain moved through',
+    summary: 'Which networks has this domain moved through?',
+    description:
+      'Which networks a domain has been hosted on over time: `hosting` = runs oldest first, one per stretch on one network ' +
+      '(routing ASN and AS name plus cloud/hosting/CDN provider and category), with address count, record types, `first_observed`, `last_confirmed`, `ended_at` and `current`. ' +
+      "A move happened between a run's last_confirmed and its ended_at; networks are the current release's mapping applied to the run's addresses. No paging. Counts one request. " +
+      READING_RULES,
+    fields:
+      "`domain`, `hosting` (runs oldest first; one run per stretch of time on one network, i.e. routing ASN plus cloud, hosting or CDN provider: public, asn, as_name, provider, category, addresses, record_types, first_observed, last_confirmed, ended_at, current), `truncated`, coverage, attribution, release. A domain that leaves a network and returns gets a new run; a run's network is the current release's mapping applied to the run's addresses, not the routing at that time.",
+    response: 'DomainHosting',
+    errors: LOOKUP_ERRORS,
+    run: (args, { release }) => domainHosting(release, { domain: args.domain! }),
+    billable: always,
+  },
+  {
+    id: 'lookup_asn',
+    path: '/v1/asn/{asn}',
+    pathParameter: 'asn',
+    query: ['limit', 'cursor'],
+    command: 'asn',
+    tool: true,
+    tag: 'ASN',
+    title: 'Look up an AS number',
+    summary: 'What does this AS number route, and what kind of network is it?',
+    description:
+      'What an autonomous system routes and what kind of network it is: AS `name`, registry `country`, `category`, `network_role`, ' +
+      'route counts, IPv4 address count, published cloud/hosting/CDN `providers` inside its ranges, `observed` IPs and domains on it (null = not counted), and its mapped `ranges` (paged: IPv4 first, then IPv6). ' +
+      'Reserved AS numbers answer `is_bogon: true`; a number the mapping does not list answers with no ranges. Each page counts one request. ' +
+      PAGING +
+      ' ' +
+      READING_RULES,
+    fields:
+      "`asn`; `is_bogon` and `bogon` {first, last, name, rfc} for AS numbers reserved for private use, documentation or special purpose (23456, 64496 to 65551, 4200000000 to 4294967295; such numbers have no ranges); `name`, `country`, `source`; `category`, `category_source`, `network_role` as for IPs; `routes` {ipv4, ipv6} (counts of ranges); `ipv4_addresses`; `providers` (published cloud, hosting and CDN ranges inside the AS's ranges, per feed: provider, category, ranges; empty = none matched); `observed` {ips, domains} or null when not counted (null is unknown, never zero); `ranges` (IPv4 first, then IPv6: first, last, prefixes); `next_cursor`; coverage, attribution, release.",
+    response: 'AsnLookup',
+    errors: PAGED_ERRORS,
+    run: (args, { release, pageSize }) =>
+      lookupAsn(release, {
+        asn: String(args.asn),
+        limit: pageSize(args.limit ?? DEFAULT_LIMIT),
+        cursor: args.cursor,
+      }),
+    billable: always,
+  },
+  {
+    id: 'ping',
+    path: '/v1/ping',
+    query: [],
+    command: null,
+    tool: false,
+    tag: 'Service',
+    title: 'Check a key',
+    summary: 'Checks that the key works.',
+    description: 'Counts one request against the rate limit and monthly quota, like a lookup.',
+    fields: '`ok` (true) and `timestamp` (the server time).',
+    response: 'Ping',
+    errors: [401, 402, 429, 503],
+    run: () => ({ ok: true, timestamp: new Date().toISOString() }),
+    billable: always,
+  },
+];
+
+/** The operations that are MCP tools. */
+export const TOOLS: readonly Operation[] = OPERATIONS.filter((op) => op.tool);
+
+export function operationById(id: string): Operation | undefined {
+  return OPERATIONS.find((op) => op.id === id);
+}
+
+/** The Fastify form of an operation's path (`/v1/ip/:ip`). */
+export function routePath(op: Operation): string {
+  return op.path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument schemas derived from PARAMETERS
+
+/** The MCP input schema of a tool: the path parameter and the query parameters, JSON-typed. */
+export function argumentSchema(op: Operation): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  if (op.pathParameter) {
+    const p = PATH_PARAMETERS[op.pathParameter];
+    shape[op.pathParameter] = p.schema.meta({ description: p.description });
+  }
+  for (const name of op.query) {
+    const p = QUERY_PARAMETERS[name];
+    shape[name] = p.schema.optional().meta({ description: p.description });
+  }
+  return z.object(shape);
+}
+
+/** Query-string integers: digits only (no sign, exponent, blank or fraction). */
+const DIGITS = /^[0-9]{1,10}$/;
+
+/**
+ * The REST query-string schema of an operation: each query parameter's text parsed into its JSON
+ * type (`true`/`false`; digits), then checked against the same schema, with its fallback.
+ */
+export function queryStringSchema(op: Operation): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const name of op.query) {
+    const p: QueryParameter = QUERY_PARAMETERS[name];
+    let field: z.ZodType;
+    if (p.kind === 'boolean') field = z.stringbool({ truthy: ['true'], falsy: ['false'] });
+    else if (p.kind === 'integer')
+      field = z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? Number(v) : v), p.schema);
+    else field = p.schema;
+    field = p.fallback === undefined ? field.optional() : field.default(p.fallback as never);
+    shape[name] = field.meta({ description: p.description });
+  }
+  return z.object(shape);
+}
+
+/**
+ * The arguments of an MCP tool call parsed with its input schema. A bad value of the looked-up
+ * thing (ip, domain, asn) gets that thing's Errors-table code; any other bad argument the code
+ * `invalid_arguments` (REST answers those with a 422 `detail` list instead).
+ */
+export const INVALID_ARGUMENTS = 'invalid_arguments';
+
+export class ArgumentError extends Error {
+  readonly code = INVALID_ARGUMENTS;
+}
+
+const TOOL_SCHEMAS = new Map(TOOLS.map((op) => [op.id, argumentSchema(op)]));
+
+export function parseToolArguments(op: Operation, raw: unknown): CallArguments {
+  const schema = TOOL_SCHEMAS.get(op.id) ?? argumentSchema(op);
+  const result = schema.safeParse(raw ?? {});
+  if (result.success) return result.data as CallArguments;
+  const issue = result.error.issues[0]!;
+  const field = typeof issue.path[0] === 'string' ? issue.path[0] : '';
+  if (op.pathParameter !== undefined && field === op.pathParameter)
+    throw new ApiError(PATH_PARAMETERS[op.pathParameter].code);
+  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  throw new ArgumentError(`${where}${argumentMessage(issue)}`);
+}
+
+function argumentMessage(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small':
+      return `should be at least ${issue.minimum}`;
+    case 'too_big':
+      return issue.origin === 'string'
+        ? `should have at most ${issue.maximum} characters`
+        : `should be at most ${issue.maximum}`;
+    case 'invalid_type':
+      return issue.expected === 'int' ? 'should be an integer' : `should be a ${issue.expected}`;
+    default:
+      return issue.message;
+  }
+}

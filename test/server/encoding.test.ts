@@ -1,0 +1,80 @@
+/**
+ * The server's encodings of the query layer's answers (server/encoding/): JSON in parts with the
+ * release blocks encoded once per release, the lookup_ip answers kept per release, and the MCP
+ * result bytes the fast path writes, checked against the SDK's.
+ */
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { copyDemoRelease } from '../helpers/demo-release.js';
+import { domainHistory, lookupAsn, lookupIp, openRelease } from '../../shared/queries/index.js';
+import { operationById } from '../../shared/operations.js';
+import { answerOf } from '../../server/encoding/answers.js';
+import {
+  escapedJsonHead,
+  jsonByteLength,
+  jsonText,
+  responseJson,
+  responseParts,
+} from '../../server/encoding/json.js';
+import { checkAgainstSdk } from '../../server/encoding/mcp-result.js';
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'encoding-'));
+t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+const demo = copyDemoRelease(path.join(work, 'releases'));
+const release = openRelease(path.join(demo.releasesDir, demo.file));
+t.teardown(() => release.close());
+
+t.test('responseJson writes exactly the bytes JSON.stringify writes', async (t) => {
+  for (const response of [
+    lookupIp(release, { ip: '104.16.132.229' }),
+    lookupIp(release, { ip: '10.0.0.1' }),
+    domainHistory(release, { domain: 'news.example', limit: 2 }),
+    lookupAsn(release, { asn: '13335', limit: 2 }),
+    lookupAsn(release, { asn: '553', limit: 2 }), // "BelWü": a head with a two-byte character
+    { ok: true },
+  ]) {
+    t.equal(responseJson(response), JSON.stringify(response), 'the same text, byte for byte');
+    // The parts (head, then the release's blocks) join into the text, its size and its escaping.
+    const parts = responseParts(response);
+    const text = jsonText(parts);
+    t.equal(text, JSON.stringify(response));
+    t.equal(jsonByteLength(parts), Buffer.byteLength(text));
+    t.equal(escapedJsonHead(parts) + (parts.blocks?.escaped ?? ''), JSON.stringify(text));
+    if (parts.blocks !== null) t.equal(parts.blocks.escapedBytes.toString(), parts.blocks.escaped);
+    t.equal(parts.blocks === null, !('coverage' in response));
+  }
+});
+
+t.test('lookup_ip answers asked twice are kept, as UTF-8, and served again', async (t) => {
+  // A fresh release object: the answer cache is per release.
+  const own = openRelease(path.join(demo.releasesDir, demo.file));
+  t.teardown(() => own.close());
+  const op = operationById('lookup_ip')!;
+  const context = { release: own, pageSize: (n: number) => n };
+  for (const ip of ['104.16.132.229', '2606:4700::6810:84e5', '10.0.0.1']) {
+    const expected = JSON.stringify(lookupIp(own, { ip }));
+    const first = answerOf(op, { ip }, context);
+    t.equal(typeof first.json.head, 'string', `${ip}: asked once, not kept`);
+    const second = answerOf(op, { ip }, context);
+    t.ok(Buffer.isBuffer(second.json.head), `${ip}: asked twice, kept as bytes`);
+    t.equal(second.kept, true);
+    const third = answerOf(op, { ip }, context);
+    t.equal(third, second, `${ip}: the kept answer is served`);
+    for (const answer of [first, second]) {
+      t.equal(jsonText(answer.json), expected);
+      t.equal(jsonByteLength(answer.json), Buffer.byteLength(expected));
+      t.equal(escapedJsonHead(answer.json) + (answer.json.blocks?.escaped ?? ''), JSON.stringify(expected));
+      t.equal(answer.billable, ip !== '10.0.0.1', 'a bogon is not counted');
+      t.equal(answer.json.blocks === null, ip === '10.0.0.1');
+    }
+    const withValue = answerOf(op, { ip }, context, true);
+    t.same(withValue.value, JSON.parse(expected), `${ip}: the object when asked for it`);
+    t.notOk(withValue.kept, 'never a kept answer');
+  }
+});
+
+t.test("the MCP fast path's result bytes are the SDK's, in both eras", async (t) => {
+  t.equal(await checkAgainstSdk(), null);
+});
