@@ -1,99 +1,222 @@
 /**
- * Tables of the embedded accounts store and their migrations. Each migration runs once, in order,
- * inside a write transaction, and is recorded in `schema_migration`; a file whose newest migration
- * is unknown to this program is refused rather than guessed at.
+ * The tables of the accounts store, declared once for SQLite and PostgreSQL: their row types (what
+ * the queries in sql-store.ts are checked against) and the migrations that create them. The two
+ * databases differ only where dialect.ts says (column types, the users table's name, two SQLite
+ * table options).
  *
- * Times are ISO 8601 UTC text of one fixed shape (`Date.prototype.toISOString`), so comparing them
- * as text orders them in time.
+ * Each migration runs once, in order, inside one write transaction, and is recorded in
+ * `schema_migration`; a database whose newest migration is unknown to this program is refused
+ * rather than guessed at. A migration never changes once released: databases created by it exist.
  */
+import { sql, type ColumnType, type Compilable, type Kysely, type SchemaModule } from 'kysely';
+import { firstOf, rowsOf, type Steps } from './database.js';
+import type { AccountsDialect } from './dialect.js';
+import { AccountsError, DEFAULT_PLAN, type MemberRole, type UsageScope } from './store.js';
+
+/** A point in time: written as ISO 8601 UTC text, read as text (SQLite) or a Date (PostgreSQL). */
+type Time = ColumnType<string | Date, string, string>;
+type OptionalTime = ColumnType<string | Date | null, string | null | undefined, string | null>;
+
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  plan: string;
+  plan_expires_at: OptionalTime;
+  created_at: Time;
+}
+
+export interface ProjectTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  monthly_cap: number | null;
+  created_at: Time;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  project_id: string;
+  label: string;
+  /** sha256 hex of the key; the key itself is never stored. */
+  hash: string;
+  /** First and last characters, e.g. sk_AbCd…wxYz. */
+  display: string;
+  created_at: Time;
+  expires_at: OptionalTime;
+  /** Once set, never cleared. */
+  revoked_at: OptionalTime;
+  last_used_at: OptionalTime;
+}
+
+export interface UserTable {
+  id: string;
+  email: string;
+  created_at: Time;
+}
+
+export interface MemberTable {
+  workspace_id: string;
+  user_id: string;
+  role: MemberRole;
+  created_at: Time;
+}
+
+export interface PlanTable {
+  name: string;
+  requests_per_minute: number;
+  monthly_quota: number;
+  max_page_size: number;
+  updated_at: Time;
+}
+
+export interface UsageTable {
+  scope: UsageScope;
+  id: string;
+  /** UTC month, `YYYY-MM`. */
+  month: string;
+  used: number;
+}
+
+export interface SchemaMigrationTable {
+  version: number;
+  name: string;
+  applied_at: Time;
+}
+
+/** The accounts database as the query builder sees it; the users table has its dialect's name. */
+export interface Tables {
+  workspace: WorkspaceTable;
+  project: ProjectTable;
+  api_key: ApiKeyTable;
+  user: UserTable;
+  app_user: UserTable;
+  member: MemberTable;
+  plan: PlanTable;
+  usage: UsageTable;
+  schema_migration: SchemaMigrationTable;
+}
+
 export interface Migration {
   version: number;
   name: string;
-  sql: string;
+  statements(schema: SchemaModule, dialect: AccountsDialect): Compilable[];
 }
+
+/** Names and labels: 1 to 100 characters. */
+const lengthCheck = (column: string) => sql`length(${sql.ref(column)}) between 1 and 100`;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'workspaces, projects, keys, users and members',
-    sql: `
-CREATE TABLE workspace (
-  id TEXT PRIMARY KEY,                 -- ws_…
-  name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
-  plan TEXT NOT NULL DEFAULT 'free',
-  plan_expires_at TEXT,                -- null: the plan does not lapse; after it: Free plan limits
-  created_at TEXT NOT NULL
-);
-CREATE INDEX workspace_name ON workspace (name);
-
-CREATE TABLE project (
-  id TEXT PRIMARY KEY,                 -- prj_…
-  workspace_id TEXT NOT NULL REFERENCES workspace (id),
-  name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
-  monthly_cap INTEGER CHECK (monthly_cap IS NULL OR monthly_cap >= 0),  -- null: no own cap
-  created_at TEXT NOT NULL,
-  UNIQUE (workspace_id, name)
-);
-
-CREATE TABLE api_key (
-  id TEXT PRIMARY KEY,                 -- key_…
-  project_id TEXT NOT NULL REFERENCES project (id),
-  label TEXT NOT NULL CHECK (length(label) BETWEEN 1 AND 100),
-  hash TEXT NOT NULL UNIQUE,           -- sha256 hex of the key; the key itself is never stored
-  display TEXT NOT NULL,               -- first and last characters, e.g. sk_AbCd…wxYz
-  created_at TEXT NOT NULL,
-  expires_at TEXT,                     -- null: never expires
-  revoked_at TEXT,                     -- null: not revoked; once set, never cleared
-  last_used_at TEXT
-);
-CREATE INDEX api_key_project ON api_key (project_id);
-
-CREATE TABLE user (
-  id TEXT PRIMARY KEY,                 -- usr_…
-  email TEXT NOT NULL UNIQUE COLLATE NOCASE,
-  created_at TEXT NOT NULL
-);
-
-CREATE TABLE member (
-  workspace_id TEXT NOT NULL REFERENCES workspace (id),
-  user_id TEXT NOT NULL REFERENCES user (id),
-  role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
-  created_at TEXT NOT NULL,
-  PRIMARY KEY (workspace_id, user_id)
-);
-CREATE INDEX member_user ON member (user_id);
-`,
+    statements: (schema, d) => [
+      schema
+        .createTable('workspace')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().check(lengthCheck('name')))
+        .addColumn('plan', 'text', (c) => c.notNull().defaultTo(DEFAULT_PLAN))
+        // null: the plan does not lapse; after it: the Free plan's limits
+        .addColumn('plan_expires_at', d.time)
+        .addColumn('created_at', d.time, (c) => c.notNull()),
+      schema.createIndex('workspace_name').on('workspace').column('name'),
+      schema
+        .createTable('project')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspace.id'))
+        .addColumn('name', 'text', (c) => c.notNull().check(lengthCheck('name')))
+        // null: no cap of its own
+        .addColumn('monthly_cap', d.count, (c) => c.check(sql`monthly_cap is null or monthly_cap >= 0`))
+        .addColumn('created_at', d.time, (c) => c.notNull())
+        .addUniqueConstraint('project_workspace_id_name_key', ['workspace_id', 'name']),
+      schema
+        .createTable('api_key')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('project.id'))
+        .addColumn('label', 'text', (c) => c.notNull().check(lengthCheck('label')))
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('display', 'text', (c) => c.notNull())
+        .addColumn('created_at', d.time, (c) => c.notNull())
+        .addColumn('expires_at', d.time)
+        .addColumn('revoked_at', d.time)
+        .addColumn('last_used_at', d.time),
+      schema.createIndex('api_key_project').on('api_key').column('project_id'),
+      schema
+        .createTable(d.users)
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => {
+          const column = c.notNull().unique();
+          return d.emailCollation ? column.modifyEnd(d.emailCollation) : column;
+        })
+        .addColumn('created_at', d.time, (c) => c.notNull()),
+      schema
+        .createTable('member')
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspace.id'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references(`${d.users}.id`))
+        .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('owner', 'admin', 'member')`))
+        .addColumn('created_at', d.time, (c) => c.notNull())
+        .addPrimaryKeyConstraint('member_pkey', ['workspace_id', 'user_id']),
+      schema.createIndex('member_user').on('member').column('user_id'),
+    ],
   },
   {
     version: 2,
     name: 'plans and durable monthly usage',
-    sql: `
-CREATE TABLE plan (
-  name TEXT PRIMARY KEY,               -- never 'free': the Free plan's limits are settings
-  requests_per_minute INTEGER NOT NULL CHECK (requests_per_minute >= 1),
-  monthly_quota INTEGER NOT NULL CHECK (monthly_quota >= 0),
-  max_page_size INTEGER NOT NULL CHECK (max_page_size BETWEEN 1 AND 1000),
-  updated_at TEXT NOT NULL
-);
-
--- Counted requests per workspace (quota) and per project (cap) and UTC month (YYYY-MM).
-CREATE TABLE usage (
-  scope TEXT NOT NULL CHECK (scope IN ('workspace', 'project')),
-  id TEXT NOT NULL,
-  month TEXT NOT NULL,
-  used INTEGER NOT NULL CHECK (used >= 0),
-  PRIMARY KEY (scope, id, month)
-) WITHOUT ROWID;
-`,
+    statements: (schema, d) => [
+      schema
+        .createTable('plan')
+        // never 'free': the Free plan's limits are settings
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('requests_per_minute', d.count, (c) => c.notNull().check(sql`requests_per_minute >= 1`))
+        .addColumn('monthly_quota', d.count, (c) => c.notNull().check(sql`monthly_quota >= 0`))
+        .addColumn('max_page_size', 'integer', (c) =>
+          c.notNull().check(sql`max_page_size between 1 and 1000`),
+        )
+        .addColumn('updated_at', d.time, (c) => c.notNull()),
+      // Counted requests per workspace (quota) and per project (cap) and UTC month (YYYY-MM).
+      schema
+        .createTable('usage')
+        .addColumn('scope', 'text', (c) => c.notNull().check(sql`scope in ('workspace', 'project')`))
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('used', d.count, (c) => c.notNull().check(sql`used >= 0`))
+        .addPrimaryKeyConstraint('usage_pkey', ['scope', 'id', 'month'])
+        .$call((table) => (d.keyedTableEnd ? table.modifyEnd(d.keyedTableEnd) : table)),
+    ],
   },
 ];
 
 export const ACCOUNTS_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
-export const MIGRATION_TABLE = `
-CREATE TABLE IF NOT EXISTS schema_migration (
-  version INTEGER PRIMARY KEY,
-  name TEXT NOT NULL,
-  applied_at TEXT NOT NULL
-);
-`;
+/**
+ * Brings a database to ACCOUNTS_SCHEMA_VERSION: yields the queries to run, in order and inside one
+ * write transaction, and is handed back each query's rows. The SQLite store runs it synchronously
+ * when it opens the file, the PostgreSQL store on first use. `where` names the database in errors.
+ */
+export function* migrationQueries(db: Kysely<Tables>, dialect: AccountsDialect, where: string): Steps<void> {
+  yield db.schema
+    .createTable('schema_migration')
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', dialect.time, (c) => c.notNull())
+    .compile();
+  const newest = yield* firstOf(
+    db.selectFrom('schema_migration').select((eb) => eb.fn.max('version').as('version')),
+  );
+  const current = newest?.version ?? 0;
+  if (current > ACCOUNTS_SCHEMA_VERSION) {
+    throw new AccountsError(
+      'unsupported_schema',
+      `${where}: accounts schema version ${current} is newer than this program understands (${ACCOUNTS_SCHEMA_VERSION}): upgrade ipscope`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    for (const statement of migration.statements(db.schema, dialect)) yield statement.compile();
+    yield* rowsOf(
+      db
+        .insertInto('schema_migration')
+        .values({ version: migration.version, name: migration.name, applied_at: new Date().toISOString() }),
+    );
+  }
+}

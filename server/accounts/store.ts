@@ -1,6 +1,7 @@
 /**
- * The accounts store interface: workspaces, projects and API keys. Every method is async so the
- * embedded SQLite store (sqlite-store.ts) and a PostgreSQL store can stand behind the same calls.
+ * The accounts store interface: workspaces, projects and API keys. One implementation
+ * (sql-store.ts) stands behind it for the embedded SQLite file (sqlite-store.ts) and for
+ * PostgreSQL (pg-store.ts); every method is async because PostgreSQL answers over the network.
  */
 
 /** At most this many active keys per workspace (SPEC.md, Limits); revoked and expired ones do not count. */

@@ -2,10 +2,12 @@
  * The PostgreSQL accounts store against the real PostgreSQL of TEST_DATABASE_URL (a schema of its
  * own): migrations once under concurrency, keys in every state, the 25-key limit with two
  * "replicas" creating at once, plans, caps, durable usage and members; and the same model in the
- * SQLite store for the methods both implement.
+ * SQLite store for the methods both implement. A connection cut while a call waits fails that call
+ * only.
  */
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -170,3 +172,44 @@ t.test('an unreachable PostgreSQL: opening works, calls fail fast, ping says so'
   await t.rejects(store.ping());
   t.ok(Date.now() - started < 3_000, 'within the timeout');
 });
+
+t.test(
+  'a connection lost while a call waits for its answer fails that call, not the process, and the store recovers',
+  { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL not set: needs a real PostgreSQL' },
+  async (t) => {
+    // A relay to PostgreSQL that can hold back the answers and then cut every connection.
+    const target = new URL(TEST_DATABASE_URL);
+    const links = new Set<net.Socket>();
+    let holding = false;
+    let sent = () => {};
+    const relay = net.createServer((inbound) => {
+      const outbound = net.connect(Number(target.port || 5432), target.hostname);
+      links.add(inbound).add(outbound);
+      inbound.on('data', (chunk) => {
+        outbound.write(chunk);
+        if (holding) sent();
+      });
+      outbound.on('data', (chunk) => holding || inbound.write(chunk));
+      for (const socket of [inbound, outbound])
+        socket.on('error', () => {}).on('close', () => links.delete(socket));
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise((resolve) => relay.close(resolve)));
+    const url = new URL(TEST_DATABASE_URL);
+    url.hostname = '127.0.0.1';
+    url.port = String((relay.address() as net.AddressInfo).port);
+    const { schema } = uniqueNamespace(t, 'pgcut');
+    const store = openPgAccountsStore({ url: url.toString(), schema, timeoutMs: 1_000 });
+    t.teardown(() => store.close());
+    const ws = await store.createWorkspace({ name: 'cut' });
+
+    holding = true;
+    const querySent = new Promise<void>((resolve) => (sent = resolve));
+    const pending = store.getUsage('workspace', ws.id, '2026-11');
+    await querySent;
+    for (const socket of links) socket.destroy();
+    await t.rejects(pending, 'the call in flight fails');
+    holding = false;
+    t.equal(await store.getUsage('workspace', ws.id, '2026-11'), 0, 'the next call gets a new connection');
+  },
+);
