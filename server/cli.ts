@@ -1,14 +1,17 @@
 /** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from server/accounts). */
+import cluster from 'node:cluster';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
 import { registerAccountCommands } from './accounts/index.js';
 import { trustProxyOption } from './limits/client-address.js';
-import { createServerServices, type ServerServices } from './limits/services.js';
+import { createServerServices, type ServerServices, type SharedByPrimary } from './limits/services.js';
 import { buildApp } from './app.js';
 import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
+import { runPrimary, workerCount } from './cluster/supervisor.js';
+import { runWorker } from './cluster/worker.js';
 
 interface ServeOptions {
   port?: number;
@@ -17,11 +20,18 @@ interface ServeOptions {
   consoleUrl?: string;
   logLevel?: string;
   accountsDb?: string;
+  workers?: number;
 }
 
 function portArg(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port from 0 to 65535');
+  return n;
+}
+
+function countArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 256) throw new InvalidArgumentError('expected a number from 0 to 256');
   return n;
 }
 
@@ -33,7 +43,22 @@ function settingsFrom(options: ServeOptions): Settings {
   if (options.accountsDb) overrides.ACCOUNTS_DB = options.accountsDb;
   if (options.consoleUrl !== undefined) overrides.CONSOLE_URL = options.consoleUrl;
   if (options.logLevel) overrides.LOG_LEVEL = options.logLevel;
+  if (options.workers !== undefined) overrides.WORKERS = options.workers;
   return loadSettings(process.env, overrides);
+}
+
+/** How one process of a `--workers N` server differs from a single one (server/cluster/). */
+export interface WorkerRole {
+  /** Counters and refused-key throttle of the primary process (absent with Redis). */
+  primary?: SharedByPrimary;
+}
+
+export interface RunningServer {
+  url: string;
+  app: FastifyInstance;
+  services: ServerServices;
+  releases: ReleaseStore;
+  stop: () => Promise<void>;
 }
 
 /** Starts the server; resolves once it listens, with a function that stops it gracefully. */
@@ -42,17 +67,24 @@ export async function serve(
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
   /** Where the JSON log lines go (default: stdout). */
   logDestination?: pino.DestinationStream,
-): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
+  /** Set in a worker of `--workers N`: the primary counts, and says when to swap releases. */
+  worker?: WorkerRole,
+): Promise<RunningServer> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
-  const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
+  // A worker's lines say which process wrote them (one server process needs no pid).
+  const base = worker ? { service: 'ipscope-server', pid: process.pid } : { service: 'ipscope-server' };
+  const logger = pino({ level: settings.LOG_LEVEL, base }, logDestination);
   const limitsLog = logger.child({ component: 'limits' });
-  const services = createServerServices(settings, (message, err) =>
-    err === undefined ? limitsLog.info(message) : limitsLog.warn({ err }, message),
+  const services = createServerServices(
+    settings,
+    (message, err) => (err === undefined ? limitsLog.info(message) : limitsLog.warn({ err }, message)),
+    worker?.primary,
   );
   const releases = new ReleaseStore({
     dir: settings.RELEASES_DIR,
     pollMs: settings.RELEASE_POLL_MS,
     log: logger.child({ component: 'releases' }),
+    follow: worker ? 'manual' : 'poll',
   }).start();
   const app = buildApp({
     releases,
@@ -86,7 +118,7 @@ export async function serve(
       await releases.close();
       await services.close();
     })());
-  return { url, app, services, stop };
+  return { url, app, services, releases, stop };
 }
 
 export function buildProgram(): Command {
@@ -117,8 +149,16 @@ export function buildProgram(): Command {
       '--log-level <level>',
       'fatal, error, warn, info, debug, trace or silent (env LOG_LEVEL, default info)',
     )
+    .option(
+      '--workers <n>',
+      'server processes sharing the port, 0 for one per available core (env WORKERS, default 0); 1: a single process',
+      countArg,
+    )
     .action(async (options: ServeOptions, command: Command) => {
       const settings = settingsFrom({ ...command.optsWithGlobals<ServeOptions>(), ...options });
+      if (cluster.isWorker) return runWorker(settings, serve);
+      const workers = workerCount(settings.WORKERS);
+      if (workers > 1) return runPrimary(settings, workers);
       const server = await serve(settings);
       let signals = 0;
       const shutdown = (signal: NodeJS.Signals) => {

@@ -47,6 +47,12 @@ export interface ReleaseStoreOptions {
   log?: ReleaseStoreLogger;
   /** Seam for tests; defaults to openRelease. */
   open?: (file: string) => Release;
+  /**
+   * 'poll' (default): the store reads CURRENT every pollMs and swaps by itself. 'manual': only at
+   * start; afterwards the owner calls stage() and swapStaged() (the workers of a cluster, so that
+   * all of them swap together: server/cluster/).
+   */
+  follow?: 'poll' | 'manual';
 }
 
 interface Target {
@@ -63,7 +69,10 @@ export class ReleaseStore implements ReleaseSource {
   private readonly graceMs: number;
   private readonly log: ReleaseStoreLogger;
   private readonly open: (file: string) => Release;
+  private readonly follow: 'poll' | 'manual';
   private release: Release | null = null;
+  /** A newer release opened and checked by stage(), served from swapStaged() on. */
+  private staged: { release: Release; target: Target } | null = null;
   private loaded: Target | null = null;
   /** The last target that failed, so the same broken file is not reopened every poll. */
   private refused: (Target & { error: string }) | null = null;
@@ -79,12 +88,13 @@ export class ReleaseStore implements ReleaseSource {
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.log = options.log ?? SILENT;
     this.open = options.open ?? ((file) => openRelease(file));
+    this.follow = options.follow ?? 'poll';
   }
 
   /** Loads the current release now and then polls CURRENT every pollMs. */
   start(): this {
     this.check();
-    if (this.timer === null && !this.closed) {
+    if (this.follow === 'poll' && this.timer === null && !this.closed) {
       this.timer = setInterval(() => this.check(), this.pollMs);
       this.timer.unref();
     }
@@ -97,14 +107,24 @@ export class ReleaseStore implements ReleaseSource {
 
   /** Reads CURRENT and swaps to its target when it changed. Synchronous; safe to call any time. */
   check(): void {
-    if (this.closed) return;
+    if (this.stage() !== null) this.swapStaged();
+  }
+
+  /**
+   * Reads CURRENT and, when it names another release, opens and checks it without serving it yet.
+   * Returns the id of the release waiting for swapStaged(), or null when there is none.
+   */
+  stage(): string | null {
+    if (this.closed) return null;
     const target = this.readTarget();
-    if (target === null) return;
+    if (target === null) return null;
+    if (this.staged && sameTarget(this.staged.target, target)) return this.staged.release.id;
+    this.dropStaged();
     if (this.loaded && sameTarget(this.loaded, target)) {
       this.refused = null;
-      return;
+      return null;
     }
-    if (this.refused && sameTarget(this.refused, target)) return;
+    if (this.refused && sameTarget(this.refused, target)) return null;
     const file = path.join(this.dir, target.name);
     let next: Release;
     try {
@@ -116,11 +136,21 @@ export class ReleaseStore implements ReleaseSource {
         { release: target.name, serving: this.release?.id ?? null },
         `${error}; ${this.release ? `still serving ${this.release.id}` : 'no release is served'}`,
       );
-      return;
+      return null;
     }
+    this.staged = { release: next, target };
+    return next.id;
+  }
+
+  /** Serves the release stage() opened (nothing when none is waiting). */
+  swapStaged(): void {
+    const staged = this.staged;
+    if (staged === null || this.closed) return;
+    this.staged = null;
+    const next = staged.release;
     const previous = this.release;
     this.release = next;
-    this.loaded = target;
+    this.loaded = staged.target;
     this.refused = null;
     this.log.info({ release: next.id, previous: previous?.id ?? null }, `serving release ${next.id}`);
     if (previous) this.retire(previous);
@@ -132,6 +162,11 @@ export class ReleaseStore implements ReleaseSource {
         if (next.db.open) this.log.warn({ release: next.id, err: err.message }, 'range tables not loaded');
       },
     );
+  }
+
+  private dropStaged(): void {
+    this.staged?.release.close();
+    this.staged = null;
   }
 
   health(now: number = nowEpoch()): ReleaseHealth {
@@ -160,6 +195,7 @@ export class ReleaseStore implements ReleaseSource {
       entry.release.close();
     }
     this.retiring.clear();
+    this.dropStaged();
     this.release?.close();
     this.release = null;
   }

@@ -153,6 +153,11 @@ export const SETTINGS = {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     description: 'Server log level (structured JSON logs on stdout, pino).',
   },
+  WORKERS: {
+    schema: z.coerce.number().int().min(0).max(256).default(0),
+    description:
+      'Server processes sharing the port (node:cluster): 0 is one per core available (os.availableParallelism()); 1 is a single process. Counters stay exact across them (docs/decisions/0019).',
+  },
   RELEASE_POLL_MS: {
     schema: z.coerce.number().int().min(50).max(60_000).default(500),
     description: 'How often the server checks releases/CURRENT for a new release, in milliseconds.',

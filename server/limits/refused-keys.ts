@@ -4,10 +4,11 @@
  * /64, IPv4-mapped as IPv4; client-address.ts), only for refused requests: a valid key never pays
  * for the check. With Redis the count is shared by every replica (rate-limiter-flexible's atomic
  * Redis limiter); while Redis is unreachable its in-memory insurance limiter keeps the throttle
- * enforced per replica.
+ * enforced per replica. The workers of one `--workers N` server without Redis count in their primary.
  */
 import type { Redis } from 'ioredis';
 import {
+  RateLimiterCluster,
   RateLimiterMemory,
   RateLimiterRedis,
   RateLimiterRes,
@@ -29,6 +30,11 @@ export interface RefusedKeyThrottleOptions {
   prefix?: string;
   points?: number;
   durationS?: number;
+  /**
+   * A worker of `server serve --workers N` without Redis: counted by the primary process (which
+   * runs rate-limiter-flexible's RateLimiterClusterMaster), so the limit holds across workers.
+   */
+  cluster?: boolean;
 }
 
 export function refusedKeyThrottle(options: RefusedKeyThrottleOptions = {}): RefusedKeyThrottle {
@@ -44,7 +50,9 @@ export function refusedKeyThrottle(options: RefusedKeyThrottleOptions = {}): Ref
         insuranceLimiter: memory,
         rejectIfRedisNotReady: true,
       })
-    : memory;
+    : options.cluster
+      ? new RateLimiterCluster({ keyPrefix: 'refused', points, duration, timeoutMs: 2_000 })
+      : memory;
   return {
     async refused(address) {
       try {

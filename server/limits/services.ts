@@ -48,7 +48,7 @@ export interface ServerServices {
   close(): Promise<void>;
 }
 
-type Log = (message: string, error?: unknown) => void;
+export type Log = (message: string, error?: unknown) => void;
 
 /** Each message at most once per `intervalMs`: an outage must not log once per request. */
 export function throttledLog(log: Log, intervalMs = 10_000): Log {
@@ -78,12 +78,48 @@ export function connectRedis(url: string): Redis {
   return redis;
 }
 
-export function createServerServices(settings: LimitSettings, rawLog: Log = () => {}): ServerServices {
+/**
+ * The embedded counters: in this process, kept units written to the accounts store by a usage
+ * ledger. Used by a single server process, and by the primary of `--workers N` for all its workers.
+ */
+export function embeddedCounters(
+  settings: Pick<LimitSettings, 'USAGE_FLUSH_MS'>,
+  store: AccountsStore,
+  log: Log,
+): Counters {
+  const ledger = new UsageLedger({
+    store,
+    flushMs: settings.USAGE_FLUSH_MS,
+    onError: (error) =>
+      log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
+  });
+  return new MemoryCounters({
+    ledger,
+    load: async (scope, id, month) =>
+      (await store.getUsage(scope, id, month)) + ledger.pendingCount(scope, id, month),
+  });
+}
+
+/** What a worker of `--workers N` takes from its primary instead of owning it (server/cluster/). */
+export interface SharedByPrimary {
+  /** The primary's counters (used when there is no Redis). */
+  counters: Counters;
+  /** The refused-key throttle counted by the primary (used when there is no Redis). */
+  refusedKeys: RefusedKeyThrottle;
+}
+
+export function createServerServices(
+  settings: LimitSettings,
+  rawLog: Log = () => {},
+  primary?: SharedByPrimary,
+): ServerServices {
   const log = throttledLog(rawLog);
   const store = openConfiguredAccountsStore(settings);
   const redis = settings.REDIS_URL ? connectRedis(settings.REDIS_URL) : null;
   const accounts = cachedKeyVerifier(store, { ttlMs: settings.KEY_CACHE_MS, log });
-  const refusedKeys = refusedKeyThrottle(redis ? { redis, prefix: settings.REDIS_KEY_PREFIX } : {});
+  const refusedKeys = redis
+    ? refusedKeyThrottle({ redis, prefix: settings.REDIS_KEY_PREFIX })
+    : (primary?.refusedKeys ?? refusedKeyThrottle());
   const cache = {
     async ping() {
       if (!redis) return;
@@ -94,19 +130,17 @@ export function createServerServices(settings: LimitSettings, rawLog: Log = () =
   let counters: Counters | null = null;
   let meter: Meter = unmetered;
   if (settings.METERING === 'on') {
-    const ledger = new UsageLedger({
-      store,
-      flushMs: settings.USAGE_FLUSH_MS,
-      onError: (error) =>
-        log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
-    });
-    counters = redis
-      ? new RedisCounters({ redis, prefix: settings.REDIS_KEY_PREFIX, store, ledger, log })
-      : new MemoryCounters({
-          ledger,
-          load: async (scope, id, month) =>
-            (await store.getUsage(scope, id, month)) + ledger.pendingCount(scope, id, month),
-        });
+    if (redis) {
+      const ledger = new UsageLedger({
+        store,
+        flushMs: settings.USAGE_FLUSH_MS,
+        onError: (error) =>
+          log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
+      });
+      counters = new RedisCounters({ redis, prefix: settings.REDIS_KEY_PREFIX, store, ledger, log });
+    } else {
+      counters = primary?.counters ?? embeddedCounters(settings, store, log);
+    }
     meter = new CountingMeter({ plans: new PlanBook(freePlan(settings), store, 5_000, log), counters, log });
   }
   let closing: Promise<void> | null = null;

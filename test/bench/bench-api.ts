@@ -17,6 +17,7 @@ import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
 import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
 import { benchMetering } from './bench-metering.js';
+import { benchWorkers } from './bench-workers.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 import { peakRssMb, startNode, stop } from './processes.js';
 
@@ -36,6 +37,8 @@ const { values } = parseArgs({
     sample: { type: 'string', default: '20000' },
     /** Only the metering cost section (bench-metering.ts). */
     'only-metering': { type: 'boolean', default: false },
+    /** Only the workers section (bench-workers.ts). */
+    'only-workers': { type: 'boolean', default: false },
     /** Only the REST table (no MCP, no metering section): for quick comparisons. */
     'rest-only': { type: 'boolean', default: false },
   },
@@ -179,9 +182,31 @@ async function main(): Promise<void> {
     console.log('');
     for (const line of lines) console.log(line);
   };
-  if (values['only-metering']) {
+  // --workers 1 against --workers 2 on /v1/ip uniform: req/s and CPU per request (bench-workers.ts).
+  const workers = async () => {
+    const lines = await benchWorkers({
+      server: path.join(root, 'bin/server.js'),
+      releasesDir,
+      accounts,
+      key,
+      paths: list[0]!.paths,
+      seconds,
+      runs,
+      connections,
+      limits: BENCH_LIMITS,
+      workers: [1, 2],
+      startProcess,
+      stop,
+    });
+    console.log(
+      `\nWorkers: /v1/ip uniform, embedded defaults, ${runs} runs of ${seconds} s; medians (min–max)`,
+    );
+    for (const line of lines) console.log(line);
+  };
+  if (values['only-metering'] || values['only-workers']) {
     try {
-      await metering();
+      if (values['only-metering']) await metering();
+      if (values['only-workers']) await workers();
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -193,6 +218,8 @@ async function main(): Promise<void> {
       '--accounts-db',
       accounts,
       'serve',
+      '--workers',
+      '1',
       '--port',
       '0',
       '--releases-dir',
@@ -272,6 +299,7 @@ async function main(): Promise<void> {
     console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
     for (const line of toolsCallTable(mcp)) console.log(line);
     await metering();
+    await workers();
   } finally {
     await stop(bare.child);
     await stop(server.child);

@@ -203,6 +203,8 @@ async function main(): Promise<void> {
       '--accounts-db',
       accounts,
       'serve',
+      '--workers',
+      '1',
       '--port',
       '0',
       '--releases-dir',

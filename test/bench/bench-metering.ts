@@ -117,6 +117,8 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     server,
     ...extra,
     'serve',
+    '--workers',
+    '1',
     '--port',
     '0',
     '--releases-dir',

@@ -26,6 +26,8 @@ export interface WrkOptions {
   seconds?: number;
   /** CPU to pin wrk to (taskset), so it does not share the server's core. */
   cpu?: number;
+  /** wrk threads (default 1). */
+  threads?: number;
 }
 
 const LUA = `
@@ -70,7 +72,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
         .join(''),
     );
     const args = [
-      '-t1',
+      `-t${options.threads ?? 1}`,
       `-c${options.connections ?? 50}`,
       `-d${options.seconds ?? 10}s`,
       '--timeout',

@@ -166,7 +166,7 @@ export interface SpawnedServer {
 /** `bin/server.js serve --port 0` with `env`; resolves once it prints its address. */
 export async function spawnServer(t: Test, env: Record<string, string>): Promise<SpawnedServer> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/server.js'), 'serve', '--port', '0'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';

@@ -27,7 +27,7 @@ t.test('server serve --port 0', async (t) => {
       '--log-level',
       'warn',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: '1' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: '1', WORKERS: '1' } },
   );
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');

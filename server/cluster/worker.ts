@@ -1,0 +1,61 @@
+/**
+ * One worker of `server serve --workers N`: the whole server (app, fast lane, MCP) over the
+ * release, opened read-only by this process; the counters and the refused-key throttle are the
+ * primary's (without Redis), and the release swaps when the primary says so, in every worker
+ * together. SIGINT is the primary's to handle; SIGTERM or the primary's `drain` stop this worker
+ * gracefully.
+ */
+import type { Settings } from '../../shared/config.js';
+import type { RunningServer, WorkerRole } from '../cli.js';
+import { refusedKeyThrottle } from '../limits/refused-keys.js';
+import { IpcCounters, type IpcChannel } from './ipc-counters.js';
+import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
+
+type Serve = (
+  settings: Settings,
+  out: (line: string) => void,
+  logDestination: undefined,
+  worker: WorkerRole,
+) => Promise<RunningServer>;
+
+function send(message: WorkerMessage): void {
+  if (process.connected) process.send!(message);
+}
+
+export async function runWorker(settings: Settings, serve: Serve): Promise<void> {
+  // With Redis every worker counts there, like a replica; without, the primary counts for all.
+  const role: WorkerRole = settings.REDIS_URL
+    ? {}
+    : {
+        primary: {
+          counters: new IpcCounters(process as unknown as IpcChannel),
+          refusedKeys: refusedKeyThrottle({ cluster: true }),
+        },
+      };
+  const server = await serve(settings, () => {}, undefined, role);
+  let draining: Promise<void> | null = null;
+  const drain = () =>
+    (draining ??= server.stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        console.error(`server worker ${process.pid}: close failed: ${error.message}`);
+        process.exit(1);
+      },
+    ));
+  process.on('message', (message: unknown) => {
+    if (!isOurs<PrimaryMessage>(message)) return;
+    if (message.ipscope === 'release-stage') {
+      send({ ipscope: 'release-staged', round: message.round, id: server.releases.stage() });
+    } else if (message.ipscope === 'release-swap') {
+      server.releases.swapStaged();
+    } else if (message.ipscope === 'drain') {
+      void drain();
+    }
+  });
+  // Ctrl-C reaches the whole process group: the primary drains the workers in order.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => void drain());
+  // Without its primary a worker has no counters: it stops.
+  process.on('disconnect', () => void drain());
+  send({ ipscope: 'listening', url: server.url });
+}

@@ -1,0 +1,117 @@
+/**
+ * The workers scenario of `make bench-api`: /v1/ip uniform against `server serve --workers 1` and
+ * `--workers 2` (embedded defaults: the primary owns the counters), req/s and the CPU time the
+ * server's processes (primary and workers) spend per request, from /proc. On a machine without
+ * cores for the load generator beside the workers, req/s cannot scale and the figure that says
+ * whether workers cost anything is the CPU per request.
+ */
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { runWrk, summarize } from './wrk.js';
+
+export interface WorkersBenchOptions {
+  server: string;
+  releasesDir: string;
+  accounts: string;
+  key: string;
+  paths: string[];
+  seconds: number;
+  runs: number;
+  connections: number;
+  limits: NodeJS.ProcessEnv;
+  workers: number[];
+  startProcess(
+    args: string[],
+    cpu: number | undefined,
+    env?: NodeJS.ProcessEnv,
+  ): Promise<{ child: ChildProcess; port: number }>;
+  stop(child: ChildProcess): Promise<void>;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK is 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) a process and its children have used so far. */
+function cpuSeconds(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S; // utime, stime
+      const children = fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const c of children ? children.split(' ') : []) visit(Number(c));
+    } catch {
+      // the process is gone
+    }
+  };
+  visit(pid);
+  return total;
+}
+
+export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
+  const cores = os.availableParallelism();
+  const lines = [`| Workers | req/s | CPU µs per request | p99 ms |`, `|---|---|---|---|`];
+  const perRequest = new Map<number, number>();
+  for (const workers of o.workers) {
+    const server = await o.startProcess(
+      [
+        o.server,
+        '--accounts-db',
+        o.accounts,
+        'serve',
+        '--workers',
+        String(workers),
+        '--port',
+        '0',
+        '--releases-dir',
+        o.releasesDir,
+        '--log-level',
+        'warn',
+      ],
+      undefined,
+      o.limits,
+    );
+    try {
+      const url = `http://127.0.0.1:${server.port}`;
+      const common = {
+        url,
+        paths: o.paths,
+        headers: { authorization: `Bearer ${o.key}` },
+        connections: o.connections,
+        threads: Math.max(1, Math.min(workers, cores - 1)),
+      };
+      await runWrk({ ...common, seconds: 3 }); // warm-up
+      const rps: number[] = [];
+      const cpu: number[] = [];
+      const p99: number[] = [];
+      for (let run = 0; run < o.runs; run++) {
+        const before = cpuSeconds(server.child.pid!);
+        const r = await runWrk({ ...common, seconds: o.seconds });
+        const used = cpuSeconds(server.child.pid!) - before;
+        if (r.non2xx > 0 || r.errors > 0)
+          throw new Error(`${workers} workers: ${r.non2xx} non-2xx, ${r.errors} errors`);
+        rps.push(r.rps);
+        cpu.push((used / r.requests) * 1e6);
+        p99.push(r.p99ms);
+      }
+      const f = (s: { median: number; min: number; max: number }, d = 0) =>
+        `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+      const c = summarize(cpu);
+      perRequest.set(workers, c.median);
+      lines.push(`| ${workers} | ${f(summarize(rps))} | ${f(c, 1)} | ${f(summarize(p99), 2)} |`);
+    } finally {
+      await o.stop(server.child);
+    }
+  }
+  const [first, last] = [o.workers[0]!, o.workers[o.workers.length - 1]!];
+  const growth = perRequest.get(last)! / perRequest.get(first)! - 1;
+  const enough = cores >= last + 1;
+  lines.push(
+    '',
+    `${cores} cores available; ${last} workers and the load generator ${enough ? 'each had a core' : 'shared them: req/s cannot scale here, the CPU per request is the figure'}.`,
+    `CPU per request with ${last} workers against ${first}: ${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}% (target: at most +10%).`,
+  );
+  return lines;
+}
