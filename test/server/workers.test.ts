@@ -130,6 +130,25 @@ t.test('two workers: the monthly quota’s last unit is served once, the counts 
   );
 });
 
+t.test('two workers: the refused-key throttle counts across both', async (t) => {
+  const s = await setUp(t);
+  await createTestKey(s.accounts);
+  const server = await spawnServer(t, { ...s.env, WORKERS: '2' });
+  const agent = new Agent({ connections: 20, pipelining: 1 });
+  t.teardown(() => agent.close());
+  const wrong = `sk_${'A'.repeat(32)}`;
+  const answers = await Promise.all(
+    Array.from({ length: 120 }, () => get(`${server.url}/v1/ping`, { key: wrong, dispatcher: agent })),
+  );
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  t.same(
+    Object.fromEntries(byStatus),
+    { 401: 100, 429: 20 },
+    '100 refused keys per address and minute, then 429',
+  );
+});
+
 t.test('two workers: a release swap under load, no failure, no client going back', async (t) => {
   const s = await setUp(t, { RELEASE_POLL_MS: '100', METERING: 'off', LOG_LEVEL: 'info' });
   const { key } = await createTestKey(s.accounts);
