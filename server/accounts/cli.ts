@@ -4,149 +4,27 @@
  * `usage`. They work on the accounts store the settings name: PostgreSQL when DATABASE_URL is set,
  * else the SQLite file of `--accounts-db` or ACCOUNTS_DB.
  */
-import { InvalidArgumentError, type Command } from 'commander';
-import { loadSettings } from '../../shared/config.js';
-import { parseIsoToEpoch } from '../../shared/time.js';
-import { openConfiguredAccountsStore } from './open.js';
+import { type Command } from 'commander';
+import { AccountsError, DEFAULT_PLAN, MAX_ACTIVE_KEYS_PER_WORKSPACE, keyStatus } from './store.js';
 import {
-  AccountsError,
-  DEFAULT_PLAN,
-  MAX_ACTIVE_KEYS_PER_WORKSPACE,
-  MEMBER_ROLES,
-  effectivePlan,
-  keyStatus,
-  usageMonth,
-  type Plan,
-  type AccountsStore,
-  type Project,
-  type Workspace,
-} from './store.js';
+  type CliIo,
+  consoleIo,
+  DEFAULT_WORKSPACE,
+  capArg,
+  wholeNumber,
+  parseExpiry,
+  shortIso,
+  formatTable,
+  workspaceForCreate,
+  projectForCreate,
+  existingWorkspace,
+  existingProject,
+  storeRunner,
+} from './cli-support.js';
+import { registerPlanCommands } from './cli-plans.js';
 
-/** Where the commands write; tests pass their own. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Called once when a command fails, with the exit code to end with. */
-  fail(exitCode: number): void;
-}
+export { formatTable, parseExpiry, type CliIo } from './cli-support.js';
 
-const consoleIo: CliIo = {
-  out: (line) => console.log(line),
-  err: (line) => console.error(line),
-  fail: (exitCode) => {
-    process.exitCode = exitCode;
-  },
-};
-
-const DEFAULT_WORKSPACE = 'default';
-const DAY_MS = 86_400_000;
-
-function capArg(value: string): number | null {
-  if (value === 'none') return null;
-  return wholeNumber(value);
-}
-
-function monthArg(value: string): string {
-  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(value))
-    throw new InvalidArgumentError('expected a month as YYYY-MM, e.g. 2026-11');
-  return value;
-}
-
-function wholeNumber(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError('expected a whole number of requests, e.g. 100000');
-  }
-  return Number(value);
-}
-
-/** `2027-01-31` (00:00 UTC), an ISO 8601 timestamp with offset, or `<n>d` (n days from now). */
-export function parseExpiry(value: string, now: Date = new Date()): Date {
-  const days = /^(\d{1,5})d$/.exec(value);
-  if (days) return new Date(now.getTime() + Number(days[1]) * DAY_MS);
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const date = new Date(`${value}T00:00:00Z`);
-    if (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)) return date;
-  }
-  const epoch = parseIsoToEpoch(value);
-  if (epoch !== null) return new Date(epoch * 1000);
-  throw new InvalidArgumentError(
-    'expected an ISO 8601 date or timestamp (2027-01-31, 2027-01-31T12:00:00Z) or a number of days (90d)',
-  );
-}
-
-const shortIso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-/** Left-aligned columns separated by two spaces. */
-export function formatTable(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)];
-}
-
-interface Resolved {
-  workspace: Workspace;
-  project: Project;
-}
-
-/**
- * The workspace named by `workspaceRef` (default: "default"), created when missing (said on `io`);
- * an id (`ws_…`) that does not exist is an error, not a new workspace's name.
- */
-async function workspaceForCreate(
-  store: AccountsStore,
-  io: CliIo,
-  workspaceRef?: string,
-): Promise<Workspace> {
-  const ref = workspaceRef ?? DEFAULT_WORKSPACE;
-  const found = await store.findWorkspace(ref);
-  if (found) return found;
-  if (/^ws_[0-9a-z]+$/.test(ref)) throw new AccountsError('not_found', `no workspace with id "${ref}"`);
-  const created = await store.createWorkspace({ name: ref });
-  io.out(`created workspace "${created.name}" (${created.id})`);
-  return created;
-}
-
-/** The project to create a key in: found by id or name, else created (in --workspace or "default"). */
-async function projectForCreate(
-  store: AccountsStore,
-  io: CliIo,
-  projectRef: string,
-  workspaceRef?: string,
-): Promise<Resolved> {
-  if (workspaceRef === undefined) {
-    const project = await store.findProject(projectRef);
-    if (project) return { project, workspace: (await store.findWorkspace(project.workspaceId))! };
-  }
-  if (/^prj_[0-9a-z]+$/.test(projectRef) && !(await store.findProject(projectRef))) {
-    throw new AccountsError('not_found', `no project with id "${projectRef}"`);
-  }
-  const workspace = await workspaceForCreate(store, io, workspaceRef);
-  const existing = await store.findProject(projectRef, workspace.id);
-  if (existing) return { workspace, project: existing };
-  const project = await store.createProject({ workspaceId: workspace.id, name: projectRef });
-  io.out(`created project "${project.name}" (${project.id}) in workspace "${workspace.name}"`);
-  return { workspace, project };
-}
-
-async function existingWorkspace(store: AccountsStore, ref: string): Promise<Workspace> {
-  const workspace = await store.findWorkspace(ref);
-  if (!workspace) {
-    throw new AccountsError('not_found', `no workspace "${ref}": see "npx server workspaces list"`);
-  }
-  return workspace;
-}
-
-async function existingProject(store: AccountsStore, ref: string, workspaceId?: string): Promise<Project> {
-  const project = await store.findProject(ref, workspaceId);
-  if (!project) throw new AccountsError('not_found', `no project "${ref}": see "npx server projects list"`);
-  return project;
-}
-
-/** Adds the accounts commands (and the global `--accounts-db` option if missing) to `program`. */
 export function registerAccountCommands(program: Command, io: CliIo = consoleIo): void {
   if (!program.options.some((option) => option.long === '--accounts-db')) {
     program.option(
@@ -155,24 +33,7 @@ export function registerAccountCommands(program: Command, io: CliIo = consoleIo)
     );
   }
 
-  /** Runs `body` with the store open; a failure prints `<program>: <message>` and exits 1. */
-  const withStore =
-    <A extends unknown[]>(body: (store: AccountsStore, ...args: A) => Promise<void>) =>
-    async (...args: unknown[]): Promise<void> => {
-      const command = args[args.length - 1] as Command;
-      let store: AccountsStore | undefined;
-      try {
-        const { accountsDb } = command.optsWithGlobals<{ accountsDb?: string }>();
-        const settings = loadSettings(process.env, accountsDb ? { ACCOUNTS_DB: accountsDb } : {});
-        store = openConfiguredAccountsStore(settings);
-        await body(store, ...(args as A));
-      } catch (error) {
-        io.err(`${program.name()}: ${(error as Error).message}`);
-        io.fail(1);
-      } finally {
-        await store?.close();
-      }
-    };
+  const withStore = storeRunner(program, io);
 
   const keys = program
     .command('keys')
@@ -402,163 +263,5 @@ export function registerAccountCommands(program: Command, io: CliIo = consoleIo)
       }),
     );
 
-  const plans = program
-    .command('plans')
-    .description('List and set plans: requests per minute, monthly quota and largest page per workspace.');
-
-  const freeFromSettings = (): Plan => {
-    const settings = loadSettings(process.env);
-    return {
-      name: DEFAULT_PLAN,
-      requestsPerMinute: settings.FREE_REQUESTS_PER_MINUTE,
-      monthlyQuota: settings.FREE_MONTHLY_QUOTA,
-      maxPageSize: settings.FREE_MAX_PAGE_SIZE,
-    };
-  };
-
-  plans
-    .command('list')
-    .description('List the plans with their limits (the Free plan from the FREE_* settings).')
-    .action(
-      withStore(async (store) => {
-        const rows = [freeFromSettings(), ...(await store.listPlans())].map((p) => [
-          p.name,
-          String(p.requestsPerMinute),
-          String(p.monthlyQuota),
-          String(p.maxPageSize),
-          p.name === DEFAULT_PLAN ? 'settings' : 'plan table',
-        ]);
-        for (const line of formatTable(['PLAN', 'PER MINUTE', 'PER MONTH', 'MAX PAGE', 'FROM'], rows))
-          io.out(line);
-      }),
-    );
-
-  plans
-    .command('set')
-    .description('Create or change a plan (not "free": its limits are the FREE_* settings).')
-    .argument('<name>', 'plan name: lowercase letters, digits, - and _')
-    .requiredOption('--per-minute <n>', 'requests per minute per workspace', wholeNumber)
-    .requiredOption('--per-month <n>', 'requests per UTC month per workspace', wholeNumber)
-    .option('--max-page <n>', 'largest page (limit) of a paged lookup, 1 to 1000; default 1000', wholeNumber)
-    .action(
-      withStore(
-        async (store, name: string, options: { perMinute: number; perMonth: number; maxPage?: number }) => {
-          const plan = await store.upsertPlan({
-            name,
-            requestsPerMinute: options.perMinute,
-            monthlyQuota: options.perMonth,
-            maxPageSize: options.maxPage ?? 1000,
-          });
-          io.out(
-            `plan ${plan.name}: ${plan.requestsPerMinute} requests per minute, ${plan.monthlyQuota} per month, pages up to ${plan.maxPageSize}`,
-          );
-        },
-      ),
-    );
-
-  const members = program
-    .command('members')
-    .description(`Workspace members and their roles (${MEMBER_ROLES.join(', ')}), for the console.`);
-
-  members
-    .command('add')
-    .description("Add a member to a workspace by e-mail address, or change a member's role.")
-    .argument('<workspace>', 'workspace name or id')
-    .argument('<email>', 'e-mail address the member signs in with')
-    .option('--role <role>', `${MEMBER_ROLES.join(', ')}; default member`, 'member')
-    .action(
-      withStore(async (store, ref: string, email: string, options: { role: string }) => {
-        const workspace = await existingWorkspace(store, ref);
-        const member = await store.addMember(
-          workspace.id,
-          email,
-          options.role as (typeof MEMBER_ROLES)[number],
-        );
-        io.out(`${member.email} is ${member.role} of workspace "${workspace.name}"`);
-      }),
-    );
-
-  members
-    .command('list')
-    .description('List the members of a workspace.')
-    .argument('<workspace>', 'workspace name or id')
-    .action(
-      withStore(async (store, ref: string) => {
-        const workspace = await existingWorkspace(store, ref);
-        const all = await store.listMembers(workspace.id);
-        if (all.length === 0) {
-          io.out(`no members: add one with "npx server members add ${workspace.name} <email> --role owner"`);
-          return;
-        }
-        for (const line of formatTable(
-          ['EMAIL', 'ROLE', 'SINCE'],
-          all.map((m) => [m.email, m.role, shortIso(m.createdAt)]),
-        )) {
-          io.out(line);
-        }
-      }),
-    );
-
-  members
-    .command('remove')
-    .description('Remove a member from a workspace.')
-    .argument('<workspace>', 'workspace name or id')
-    .argument('<email>', 'e-mail address of the member')
-    .action(
-      withStore(async (store, ref: string, email: string) => {
-        const workspace = await existingWorkspace(store, ref);
-        await store.removeMember(workspace.id, email);
-        io.out(`removed ${email.trim().toLowerCase()} from workspace "${workspace.name}"`);
-      }),
-    );
-
-  program
-    .command('usage')
-    .description(
-      'Report counted requests of a UTC month per workspace (against its plan quota) and per project (against its cap).',
-    )
-    .option('--month <YYYY-MM>', 'month to report; default the current one', monthArg)
-    .option('--workspace <name>', 'only this workspace (name or id)')
-    .action(
-      withStore(async (store, options: { month?: string; workspace?: string }) => {
-        const month = options.month ?? usageMonth();
-        const only = options.workspace ? await existingWorkspace(store, options.workspace) : undefined;
-        const workspaceList = only ? [only] : await store.listWorkspaces();
-        const projectList = await store.listProjects({ workspaceId: only?.id });
-        const usage = await store.listUsage(month, { workspaceId: only?.id });
-        const used = (scope: string, id: string) =>
-          usage.find((u) => u.scope === scope && u.id === id)?.used ?? 0;
-        const free = freeFromSettings();
-        const tablePlans = new Map((await store.listPlans()).map((p) => [p.name, p]));
-        const rows: string[][] = [];
-        for (const w of workspaceList) {
-          const planName = effectivePlan(w);
-          const plan = planName === DEFAULT_PLAN ? free : (tablePlans.get(planName) ?? free);
-          const n = used('workspace', w.id);
-          rows.push([
-            w.name,
-            '',
-            planName,
-            String(n),
-            String(plan.monthlyQuota),
-            String(Math.max(0, plan.monthlyQuota - n)),
-          ]);
-          for (const p of projectList.filter((x) => x.workspaceId === w.id)) {
-            const m = used('project', p.id);
-            const cap = p.monthlyCap;
-            rows.push([
-              w.name,
-              p.name,
-              '',
-              String(m),
-              cap === null ? 'no cap' : String(cap),
-              cap === null ? '' : String(Math.max(0, cap - m)),
-            ]);
-          }
-        }
-        io.out(`usage in ${month} (UTC)`);
-        for (const line of formatTable(['WORKSPACE', 'PROJECT', 'PLAN', 'USED', 'LIMIT', 'REMAINING'], rows))
-          io.out(line);
-      }),
-    );
+  registerPlanCommands(program, withStore, io);
 }
