@@ -95,6 +95,10 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
       'bulk csv/tsv: comma-separated dotted paths, e.g. asn.asn,asn.descr,provider,provider_ranges[].category',
     )
     .option('--domains <lookup>', 'bulk: which lookup answers a domain: hosting or history', 'hosting')
+    .option(
+      '--no-blocks',
+      'bulk NDJSON: leave out coverage, attribution and release (the same on every line; see "builder inspect")',
+    )
     .option('--release <id>', 'release id or file name (default: the CURRENT release)')
     .action(
       async (options: {
@@ -102,6 +106,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
         format: string;
         fields?: string;
         domains: string;
+        blocks: boolean;
         release?: string;
       }) => {
         if (options.file === undefined) {
@@ -118,6 +123,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
             format: options.format as BulkFormat,
             fields: options.fields === undefined ? null : options.fields.split(',').map((f) => f.trim()),
             domains: options.domains as DomainLookup,
+            blocks: options.blocks,
           });
           if (result.failed > 0) {
             console.error(`query: ${result.failed} of ${result.inputs} inputs answered with an error`);
