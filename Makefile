@@ -11,7 +11,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared verify-shared clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk demo demo-release bench bench-build bench-collect import-shared verify-shared clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -65,6 +65,11 @@ bench-collect: build bench-system-deps
 bench-api: build bench-system-deps
 	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
 	node dist/test/bench/bench-api.js --releases $(BENCH_DIR)/releases
+
+# Bulk enrichment: IP inputs/s through `builder query --file` vs lookupIp in a loop (needs the bench-build release).
+bench-bulk: build
+	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
+	node dist/test/bench/bench-bulk.js --releases $(BENCH_DIR)/releases
 
 bench: bench-build bench-api
 

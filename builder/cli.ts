@@ -13,7 +13,9 @@ import { inspectRelease, listReleases } from './release/catalog.js';
 import { fetchCommand } from './fetch-command.js';
 import { collectCommand } from './collector/collect-command.js';
 import { importZdnsFiles } from './collector/zdns.js';
-import { registerQueryCommand } from './query-command.js';
+import { openChosen, registerQueryCommand } from './query-command.js';
+import { exportMmdb } from './export/mmdb-export.js';
+import { diffReleases } from './diff.js';
 
 function intArg(value: string): number {
   const n = Number(value);
@@ -226,6 +228,58 @@ export function buildProgram(): Command {
     });
 
   registerQueryCommand(program, () => settingsFrom(program.opts()).RELEASES_DIR);
+
+  program
+    .command('diff')
+    .description(
+      'What changed between two releases, as NDJSON on stdout (ranges, routes, domains, IPs); counts on stderr.',
+    )
+    .argument('<old>', 'release id (YYYYMMDDTHHMMSSZ) or file path')
+    .argument('<new>', 'release id or file path; "current" for the CURRENT release')
+    .action(async (oldId: string, newId: string) => {
+      const dir = settingsFrom(program.opts()).RELEASES_DIR;
+      const older = openChosen(dir, oldId === 'current' ? undefined : oldId);
+      const newer = openChosen(dir, newId === 'current' ? undefined : newId);
+      try {
+        let lines: string[] = [];
+        const summary = await diffReleases(older, newer, (change) => {
+          lines.push(`${JSON.stringify(change)}\n`);
+          if (lines.length >= 1000) {
+            process.stdout.write(lines.join(''));
+            lines = [];
+          }
+        });
+        process.stdout.write(lines.join(''));
+        const counts = Object.entries(summary).map(([k, n]) => `${k} ${n}`);
+        console.error(
+          `diff ${older.id} -> ${newer.id}: ${counts.length > 0 ? counts.join(', ') : 'no changes'}`,
+        );
+      } finally {
+        older.close();
+        newer.close();
+      }
+    });
+
+  program
+    .command('export')
+    .description('Write a release in a format other tools read.')
+    .command('mmdb')
+    .description(
+      'A MaxMind DB file: per network the routing AS, provider, prefix, is_datacenter/is_cdn and usage lists (README "Bulk, export and diffs").',
+    )
+    .requiredOption('--out <file>', 'the .mmdb file to write (replaced atomically)')
+    .option('--release <id>', 'release id or file name (default: the CURRENT release)')
+    .action(async (options: { out: string; release?: string }) => {
+      const release = openChosen(settingsFrom(program.opts()).RELEASES_DIR, options.release);
+      try {
+        const s = await exportMmdb(release, options.out);
+        console.error(
+          `export mmdb: release ${release.id}: ${s.networks} networks from ${s.pieces} pieces, ${s.bytes} bytes, ${s.seconds.toFixed(1)} s -> ${options.out}`,
+        );
+      } finally {
+        release.close();
+      }
+    });
 
   return program;
 }

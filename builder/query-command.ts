@@ -18,8 +18,10 @@ import {
 } from '../shared/operations.js';
 import { openRelease, type Release } from '../shared/queries/index.js';
 import { currentReleaseFile } from './release/publish.js';
+import { bulkCommand } from './bulk-command.js';
+import type { BulkFormat, DomainLookup } from './bulk.js';
 
-function openChosen(releasesDir: string, chosen: string | undefined): Release {
+export function openChosen(releasesDir: string, chosen: string | undefined): Release {
   if (chosen === undefined) {
     const current = currentReleaseFile(releasesDir);
     if (!current) {
@@ -82,7 +84,56 @@ function argumentsOf(
 export function registerQueryCommand(program: Command, releasesDir: () => string): void {
   const query = program
     .command('query')
-    .description('Run a lookup offline on a release and print the JSON the API would answer.');
+    .description(
+      'Run a lookup offline on a release and print the JSON the API would answer; ' +
+        'with --file, enrich many inputs (IPs, AS numbers, domains; one per line) in bulk.',
+    )
+    .option('--file <path>', 'bulk: read inputs from a file (plain or .gz), "-" for stdin')
+    .option('--format <format>', 'bulk output: ndjson, csv or tsv', 'ndjson')
+    .option(
+      '--fields <paths>',
+      'bulk csv/tsv: comma-separated dotted paths, e.g. asn.asn,asn.descr,provider,provider_ranges[].category',
+    )
+    .option('--domains <lookup>', 'bulk: which lookup answers a domain: hosting or history', 'hosting')
+    .option(
+      '--no-blocks',
+      'bulk NDJSON: leave out coverage, attribution and release (the same on every line; see "builder inspect")',
+    )
+    .option('--release <id>', 'release id or file name (default: the CURRENT release)')
+    .action(
+      async (options: {
+        file?: string;
+        format: string;
+        fields?: string;
+        domains: string;
+        blocks: boolean;
+        release?: string;
+      }) => {
+        if (options.file === undefined) {
+          query.help({ error: true });
+          return;
+        }
+        if (!['ndjson', 'csv', 'tsv'].includes(options.format))
+          throw new Error(`--format ${JSON.stringify(options.format)}: expected ndjson, csv or tsv`);
+        if (options.domains !== 'hosting' && options.domains !== 'history')
+          throw new Error(`--domains ${JSON.stringify(options.domains)}: expected hosting or history`);
+        const release = openChosen(releasesDir(), options.release);
+        try {
+          const result = await bulkCommand(release, options.file, {
+            format: options.format as BulkFormat,
+            fields: options.fields === undefined ? null : options.fields.split(',').map((f) => f.trim()),
+            domains: options.domains as DomainLookup,
+            blocks: options.blocks,
+          });
+          if (result.failed > 0) {
+            console.error(`query: ${result.failed} of ${result.inputs} inputs answered with an error`);
+            process.exitCode = 1;
+          }
+        } finally {
+          release.close();
+        }
+      },
+    );
   for (const op of OPERATIONS) {
     if (op.command === null) continue;
     const argument = op.pathParameter ? ` <${op.pathParameter}>` : '';
@@ -94,7 +145,9 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
     command.action((...given: unknown[]) => {
       const value = op.pathParameter ? (given[0] as string) : undefined;
       const options = given[op.pathParameter ? 1 : 0] as Record<string, unknown> & { release?: string };
-      const release = openChosen(releasesDir(), options.release);
+      // `query` has --release too (bulk); commander gives it to the parent wherever it stands.
+      const chosen = options.release ?? (query.opts() as { release?: string }).release;
+      const release = openChosen(releasesDir(), chosen);
       try {
         const body = op.run(argumentsOf(op, value, options), { release, pageSize: (n) => n });
         console.log(JSON.stringify(body, null, 2));

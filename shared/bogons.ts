@@ -357,3 +357,9 @@ export function findAsnBogon(asn: number): Readonly<AsnBogon> | null {
   }
   return null;
 }
+
+/** The bogon blocks of one family as inclusive [first, last] value pairs, in order (adjacent blocks merged only when their answer is the same). */
+export function ipBogonIntervals(version: IpVersion): Array<[bigint, bigint]> {
+  const { starts, ends } = IP_TABLES[version];
+  return starts.map((s, i) => [s, ends[i]!]);
+}

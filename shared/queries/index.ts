@@ -11,5 +11,5 @@ export { domainHistory, type DomainHistoryParams } from './domain-history.js';
 export { domainHosting, type DomainHostingParams } from './domain-hosting.js';
 export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
-export { warmLookupIp } from './lookup-ip.js';
+export { warmLookupIp, ipNetwork, type IpNetwork } from './lookup-ip.js';
 export { requireRelease } from './common.js';

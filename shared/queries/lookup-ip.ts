@@ -48,8 +48,6 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
   // A bogon carries is_bogon, its block and nothing else (SPEC.md IpLookup); it needs no data.
   if (bogon !== null) return { is_bogon: true as const, bogon: { ...bogon } };
   const release = requireRelease(releaseOrNull);
-  const ranges = providerRanges(release, ip);
-  const hosting = ranges.find((r) => HOSTING_CATEGORIES.includes(r.category)) ?? null;
   const ptr = ptrRow(release, text);
   const summary = statement(
     release,
@@ -59,12 +57,7 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
     [currentCount: number, sample: string, firstObserved: number, lastConfirmed: number] | undefined;
   return {
     ip: text,
-    asn: routingNetwork(release, ip),
-    is_datacenter: ranges.some((r) => r.category === 'cloud' || r.category === 'hosting') ? true : null,
-    is_cdn: ranges.some((r) => r.category === 'cdn') ? true : null,
-    provider: hosting?.provider ?? null,
-    prefix: hosting?.prefix ?? null,
-    provider_ranges: ranges,
+    ...ipNetwork(release, ip),
     ptr: ptr
       ? {
           names: JSON.parse(ptr[0]) as string[],
@@ -86,6 +79,26 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
     ...blocks(release),
   };
 }
+
+/**
+ * The network part of GET /v1/ip/{ip} for a public address (no bogon check): routing network,
+ * provider range flags and every published range holding it. The MMDB export and the release diff
+ * read it for many addresses; lookupIp adds PTR, domains and the blocks.
+ */
+export function ipNetwork(release: Release, ip: Ip) {
+  const ranges = providerRanges(release, ip);
+  const hosting = ranges.find((r) => HOSTING_CATEGORIES.includes(r.category)) ?? null;
+  return {
+    asn: routingNetwork(release, ip),
+    is_datacenter: ranges.some((r) => r.category === 'cloud' || r.category === 'hosting') ? true : null,
+    is_cdn: ranges.some((r) => r.category === 'cdn') ? true : null,
+    provider: hosting?.provider ?? null,
+    prefix: hosting?.prefix ?? null,
+    provider_ranges: ranges,
+  };
+}
+
+export type IpNetwork = ReturnType<typeof ipNetwork>;
 
 export type LookupIpResponse = ReturnType<typeof lookupIp>;
 
