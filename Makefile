@@ -8,7 +8,8 @@ DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
 # Debian packages the tests start for real (command:package).
-TEST_SYSTEM_DEPS := knotd:knot
+# initdb: Debian keeps PostgreSQL's binaries under /usr/lib/postgresql/*/bin (scripts/system-deps.sh looks there).
+TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
 .PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk demo demo-release bench bench-build bench-collect import-shared verify-shared clean
@@ -36,8 +37,10 @@ typecheck: install
 	npx tsc -p tsconfig.json --noEmit
 
 # Lint, type check (the build is the type check), then every test; ends with "N passed, N failed".
+# Without TEST_DATABASE_URL / TEST_REDIS_URL a throwaway PostgreSQL and Redis are started for the
+# run and removed afterwards (scripts/with-test-stores.sh): no test is skipped.
 test: install system-deps lint build
-	npx tap --reporter=tap | node scripts/tap-summary.mjs
+	scripts/with-test-stores.sh npx tap --reporter=tap | node scripts/tap-summary.mjs
 
 # Builds the demo release from the bundled sample data (no network).
 demo-release: build

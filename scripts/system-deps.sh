@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests and benchmarks start for real (a DNS server, load
-# generators) when they are missing. Usage: scripts/system-deps.sh <command:package>...
+# Installs the Debian packages the tests and benchmarks start for real (a DNS server, PostgreSQL,
+# Redis, load generators) when they are missing. Usage: scripts/system-deps.sh <command:package>...
 set -euo pipefail
 missing=()
 for pair in "$@"; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  cmd=${pair%%:*}
+  command -v "$cmd" >/dev/null 2>&1 && continue
+  # Debian's postgresql keeps its binaries off PATH.
+  compgen -G "/usr/lib/postgresql/*/bin/$cmd" >/dev/null && continue
+  missing+=("${pair#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

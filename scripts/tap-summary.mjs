@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Reads node-tap's TAP output on stdin, passes it through, and ends with the plain
-// "N passed, N failed" line (counting test points at every level); exits non-zero on failure.
+// "N passed, N failed" line (counting test points at every level); exits non-zero on failure
+// and on a skipped test (every test runs: scripts/with-test-stores.sh provides PostgreSQL and Redis).
 import readline from 'node:readline';
 
 let passed = 0;
@@ -17,5 +18,5 @@ rl.on('line', (line) => {
 });
 rl.on('close', () => {
   console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-  process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
+  process.exitCode = failed > 0 || skipped > 0 || passed === 0 ? 1 : 0;
 });

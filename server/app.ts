@@ -71,8 +71,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
     trustProxy: options.trustProxy ?? false,
-    // Closing is answered by refuseWhileClosing (the SPEC.md envelope), not by Fastify.
+    // Closing is answered by refuseWhileClosing (the SPEC.md envelope), not by Fastify, and idle
+    // keep-alive connections are closed by it after a grace time, not cut at once (closing.ts).
     return503OnClosing: false,
+    forceCloseConnections: false,
     // The fast lane answers the common lookups in front of Fastify (server/fast-lane.ts).
     // Fastify's own server settings, which it leaves to a serverFactory to apply.
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,

@@ -118,6 +118,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
       ...outcome.headers,
       'content-length': jsonByteLength(json),
     };
+    // Answered after closing began (the key check or the meter was waited for): the last one.
+    if (options.closing()) headers.connection = 'close';
     // From here on the request is answered: nothing below may fall through to Fastify.
     answered += 1;
     try {
@@ -256,6 +258,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         vary: 'Origin',
         ...response.headers,
         'content-length': response.body.length,
+        ...(options.closing() ? { connection: 'close' } : null),
       });
       res.end(response.body);
       if (logsRequests)

@@ -24,15 +24,26 @@ import { createTestKey } from './accounts.js';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? '';
 
-/** Why the shared-store tests cannot run here, or null when they can. */
-export function sharedStoresMissing(): string | null {
+/**
+ * The URLs of the shared-store tests, or an error saying how to get them: `make test` runs tap
+ * through scripts/with-test-stores.sh, which starts a throwaway PostgreSQL and Redis when they are
+ * not given. These tests are never skipped.
+ */
+export function requireSharedStores(which: 'database' | 'redis' | 'both' = 'both'): {
+  databaseUrl: string;
+  redisUrl: string;
+} {
   const missing = [
-    TEST_DATABASE_URL ? null : 'TEST_DATABASE_URL',
-    TEST_REDIS_URL ? null : 'TEST_REDIS_URL',
+    which !== 'redis' && !TEST_DATABASE_URL ? 'TEST_DATABASE_URL' : null,
+    which !== 'database' && !TEST_REDIS_URL ? 'TEST_REDIS_URL' : null,
   ].filter(Boolean);
-  return missing.length === 0
-    ? null
-    : `${missing.join(' and ')} not set: these tests need a real PostgreSQL and Redis (.ci/run points them at this machine's)`;
+  if (missing.length > 0) {
+    throw new Error(
+      `${missing.join(' and ')} not set: run the tests through scripts/with-test-stores.sh ` +
+        '(make test does), which starts a throwaway PostgreSQL and Redis',
+    );
+  }
+  return { databaseUrl: TEST_DATABASE_URL, redisUrl: TEST_REDIS_URL };
 }
 
 /** A PostgreSQL schema name and Redis key prefix no other test file uses; the schema is dropped at the end. */

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   TEST_REDIS_URL,
-  sharedStoresMissing,
+  requireSharedStores,
   startKeyedMeteredServer,
   uniqueNamespace,
   type MeteredServer,
@@ -149,11 +149,7 @@ t.test('a plan whose page size is below the default: the lane gives the pages Fa
 });
 
 t.test('the Redis meter (waiting) and the in-process meter give the same responses', async (t) => {
-  const missing = sharedStoresMissing();
-  if (missing) {
-    t.plan(0, missing);
-    return;
-  }
+  requireSharedStores('redis');
   const { prefix } = uniqueNamespace(t, 'lane_redis');
   const redis = await startKeyedMeteredServer(t, {
     FAST_LANE: 'on',

@@ -8,28 +8,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { openAccountsStore, usageMonth } from '../../../server/accounts/index.js';
 import { openPgAccountsStore } from '../../../server/accounts/pg-store.js';
-import { TEST_DATABASE_URL, serverCli, uniqueNamespace } from '../../helpers/limits.js';
+import { requireSharedStores, serverCli, uniqueNamespace } from '../../helpers/limits.js';
 
-const targets: Array<[string, (t: Test) => Record<string, string>, false | string]> = [
+const targets: Array<[string, (t: Test) => Record<string, string>]> = [
   [
     'embedded',
     () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'admin-cli-'));
       return { ACCOUNTS_DB: path.join(dir, 'accounts.sqlite'), DATABASE_URL: '' };
     },
-    false,
   ],
   [
     'postgresql',
-    (t) => ({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: uniqueNamespace(t, 'admincli').schema }),
-    TEST_DATABASE_URL
-      ? false
-      : "TEST_DATABASE_URL not set: needs a real PostgreSQL (.ci/run points it at this machine's)",
+    (t) => ({
+      DATABASE_URL: requireSharedStores('database').databaseUrl,
+      DATABASE_SCHEMA: uniqueNamespace(t, 'admincli').schema,
+    }),
   ],
 ];
 
-for (const [name, envFor, skip] of targets) {
-  t.test(name, { skip }, async (t) => {
+for (const [name, envFor] of targets) {
+  t.test(name, async (t) => {
     const env: Record<string, string> = { FREE_MONTHLY_QUOTA: '500', ...envFor(t) };
     const run = (...args: string[]) => serverCli(args, env);
 

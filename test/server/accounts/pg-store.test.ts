@@ -16,7 +16,7 @@ import {
   type AccountsStore,
 } from '../../../server/accounts/index.js';
 import { openPgAccountsStore } from '../../../server/accounts/pg-store.js';
-import { TEST_DATABASE_URL, uniqueNamespace } from '../../helpers/limits.js';
+import { TEST_DATABASE_URL, requireSharedStores, uniqueNamespace } from '../../helpers/limits.js';
 
 const stores: Array<[string, (t: Test) => Promise<() => AccountsStore>]> = [
   [
@@ -31,18 +31,15 @@ const stores: Array<[string, (t: Test) => Promise<() => AccountsStore>]> = [
   [
     'postgresql',
     async (t) => {
+      const { databaseUrl } = requireSharedStores('database');
       const { schema } = uniqueNamespace(t, 'pgstore');
-      return () => openPgAccountsStore({ url: TEST_DATABASE_URL, schema });
+      return () => openPgAccountsStore({ url: databaseUrl, schema });
     },
   ],
 ];
 
 for (const [kind, factory] of stores) {
-  const skip =
-    kind === 'postgresql' && !TEST_DATABASE_URL
-      ? "TEST_DATABASE_URL not set: the PostgreSQL store needs a real PostgreSQL (.ci/run points it at this machine's)"
-      : false;
-  t.test(kind, { skip }, async (t) => {
+  t.test(kind, async (t) => {
     const open = await factory(t);
     // Two stores at once: two replicas migrating and writing the same database.
     const a = open();
@@ -175,8 +172,8 @@ t.test('an unreachable PostgreSQL: opening works, calls fail fast, ping says so'
 
 t.test(
   'a connection lost while a call waits for its answer fails that call, not the process, and the store recovers',
-  { skip: TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL not set: needs a real PostgreSQL' },
   async (t) => {
+    requireSharedStores('database');
     // A relay to PostgreSQL that can hold back the answers and then cut every connection.
     const target = new URL(TEST_DATABASE_URL);
     const links = new Set<net.Socket>();

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { keyStatus, openAccountsStore, type AccountsStore } from '../../../server/accounts/index.js';
 import { openPgAccountsStore } from '../../../server/accounts/pg-store.js';
-import { TEST_DATABASE_URL, uniqueNamespace } from '../../helpers/limits.js';
+import { requireSharedStores, uniqueNamespace } from '../../helpers/limits.js';
 
 const fixture = (name: string) =>
   fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', name), 'utf8');
@@ -83,9 +83,10 @@ function sqliteTarget(t: Test): Target {
 }
 
 function postgresqlTarget(t: Test): Target {
+  const { databaseUrl } = requireSharedStores('database');
   const query = async (schema: string, text: string, values: unknown[] = []) => {
     const client = new pg.Client({
-      connectionString: TEST_DATABASE_URL,
+      connectionString: databaseUrl,
       options: `-c search_path=${schema}`,
     });
     await client.connect();
@@ -117,7 +118,7 @@ function postgresqlTarget(t: Test): Target {
       )
     ).map((row) => ({ ...row, indexdef: (row.indexdef as string).replaceAll(`${schema}.`, '') })),
   });
-  const open = (schema: string) => () => openPgAccountsStore({ url: TEST_DATABASE_URL, schema });
+  const open = (schema: string) => () => openPgAccountsStore({ url: databaseUrl, schema });
   return {
     async released() {
       const { schema } = uniqueNamespace(t, 'released');
@@ -135,19 +136,13 @@ function postgresqlTarget(t: Test): Target {
   };
 }
 
-const targets: Array<[string, (t: Test) => Target, false | string]> = [
-  ['sqlite', sqliteTarget, false],
-  [
-    'postgresql',
-    postgresqlTarget,
-    TEST_DATABASE_URL
-      ? false
-      : "TEST_DATABASE_URL not set: needs a real PostgreSQL (.ci/run points it at this machine's)",
-  ],
+const targets: Array<[string, (t: Test) => Target]> = [
+  ['sqlite', sqliteTarget],
+  ['postgresql', postgresqlTarget],
 ];
 
-for (const [name, target, skip] of targets) {
-  t.test(name, { skip }, async (t) => {
+for (const [name, target] of targets) {
+  t.test(name, async (t) => {
     const { released, fresh } = target(t);
     const old = await released();
 

@@ -12,129 +12,125 @@ import { openAccountsStore } from '../../../server/accounts/sqlite-store.js';
 import { UsageLedger } from '../../../server/limits/usage-ledger.js';
 import { RedisCounters } from '../../../server/limits/redis-counters.js';
 import { monthOf, type TakeRequest } from '../../../server/limits/counters.js';
-import { TEST_REDIS_URL, sharedStoresMissing, uniqueNamespace } from '../../helpers/limits.js';
+import { TEST_REDIS_URL, requireSharedStores, uniqueNamespace } from '../../helpers/limits.js';
 
-const missing = sharedStoresMissing();
-if (missing) {
-  t.plan(0, missing);
-} else {
-  const { prefix } = uniqueNamespace(t, 'batch');
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-batch-'));
-  const store = openAccountsStore(path.join(work, 'accounts.sqlite'));
-  const ledger = new UsageLedger({ store, flushMs: 60_000 });
-  const redis = new Redis(TEST_REDIS_URL!, { enableAutoPipelining: true });
-  const counters = new RedisCounters({ redis, prefix, store, ledger });
-  t.teardown(async () => {
-    await counters.close();
-    redis.disconnect();
-    await store.close();
-    fs.rmSync(work, { recursive: true, force: true });
-  });
-  const calls: string[] = [];
-  // Counts the script calls that reach Redis (MONITOR would see other tests' traffic too).
-  const sendCommand = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((command: { name: string }) => {
-    calls.push(command.name);
-    return sendCommand(command as never);
-  }) as typeof redis.sendCommand;
+requireSharedStores('redis');
+const { prefix } = uniqueNamespace(t, 'batch');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-batch-'));
+const store = openAccountsStore(path.join(work, 'accounts.sqlite'));
+const ledger = new UsageLedger({ store, flushMs: 60_000 });
+const redis = new Redis(TEST_REDIS_URL!, { enableAutoPipelining: true });
+const counters = new RedisCounters({ redis, prefix, store, ledger });
+t.teardown(async () => {
+  await counters.close();
+  redis.disconnect();
+  await store.close();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+const calls: string[] = [];
+// Counts the script calls that reach Redis (MONITOR would see other tests' traffic too).
+const sendCommand = redis.sendCommand.bind(redis);
+redis.sendCommand = ((command: { name: string }) => {
+  calls.push(command.name);
+  return sendCommand(command as never);
+}) as typeof redis.sendCommand;
 
-  const request = (workspaceId: string, limits: Partial<TakeRequest> = {}): TakeRequest => ({
-    workspaceId,
-    projectId: `${workspaceId}-p`,
-    requestsPerMinute: 1_000,
-    monthlyQuota: 1_000_000,
-    projectCap: null,
-    now: Date.now(),
-    ...limits,
-  });
-  const scripts = () => calls.filter((c) => c === 'evalsha' || c === 'eval').length;
+const request = (workspaceId: string, limits: Partial<TakeRequest> = {}): TakeRequest => ({
+  workspaceId,
+  projectId: `${workspaceId}-p`,
+  requestsPerMinute: 1_000,
+  monthlyQuota: 1_000_000,
+  projectCap: null,
+  now: Date.now(),
+  ...limits,
+});
+const scripts = () => calls.filter((c) => c === 'evalsha' || c === 'eval').length;
 
-  // Connected before the first take (else the counters fall back to memory); the minute window is
-  // fixed: stay inside one.
-  t.before(async () => {
-    if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 61_000 - intoMinute));
-  });
+// Connected before the first take (else the counters fall back to memory); the minute window is
+// fixed: stay inside one.
+t.before(async () => {
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 61_000 - intoMinute));
+});
 
-  t.test('a minute limit of 5: of 8 takes in one turn, the first 5 succeed', async (t) => {
-    await counters.take(request('rate', { requestsPerMinute: 5 })); // seeds the month counter
-    const before = scripts();
-    const results = await Promise.all(
-      Array.from({ length: 7 }, () => counters.take(request('rate', { requestsPerMinute: 5 }))),
-    );
-    t.equal(scripts() - before, 1, 'one script call for the seven takes');
-    t.same(
-      results.map((r) => r.outcome),
-      ['ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited', 'rate_limited'],
-    );
-    t.same(
-      results.map((r) => r.minuteUsed),
-      [2, 3, 4, 5, 5, 5, 5],
-    );
-    t.same(
-      results.map((r) => r.monthUsed),
-      [2, 3, 4, 5, 5, 5, 5],
-    );
-    t.same(
-      results.map((r) => r.ticket?.where ?? null),
-      ['redis', 'redis', 'redis', 'redis', null, null, null],
-    );
-    t.ok(results.every((r) => r.resetMs > 0 && r.resetMs <= 60_000));
-    t.equal(await redis.get(`${prefix}q:rate:${monthOf(Date.now())}`), '5');
-  });
+t.test('a minute limit of 5: of 8 takes in one turn, the first 5 succeed', async (t) => {
+  await counters.take(request('rate', { requestsPerMinute: 5 })); // seeds the month counter
+  const before = scripts();
+  const results = await Promise.all(
+    Array.from({ length: 7 }, () => counters.take(request('rate', { requestsPerMinute: 5 }))),
+  );
+  t.equal(scripts() - before, 1, 'one script call for the seven takes');
+  t.same(
+    results.map((r) => r.outcome),
+    ['ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited', 'rate_limited'],
+  );
+  t.same(
+    results.map((r) => r.minuteUsed),
+    [2, 3, 4, 5, 5, 5, 5],
+  );
+  t.same(
+    results.map((r) => r.monthUsed),
+    [2, 3, 4, 5, 5, 5, 5],
+  );
+  t.same(
+    results.map((r) => r.ticket?.where ?? null),
+    ['redis', 'redis', 'redis', 'redis', null, null, null],
+  );
+  t.ok(results.every((r) => r.resetMs > 0 && r.resetMs <= 60_000));
+  t.equal(await redis.get(`${prefix}q:rate:${monthOf(Date.now())}`), '5');
+});
 
-  t.test('the quota is checked before the minute limit, as one take at a time would', async (t) => {
-    await counters.take(request('quota', { monthlyQuota: 3, requestsPerMinute: 3 }));
-    const results = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        counters.take(request('quota', { monthlyQuota: 3, requestsPerMinute: 3 })),
-      ),
-    );
-    t.same(
-      results.map((r) => [r.outcome, r.monthUsed, r.minuteUsed]),
-      [
-        ['ok', 2, 2],
-        ['ok', 3, 3],
-        ['quota_exceeded', 3, 3],
-        ['quota_exceeded', 3, 3],
-      ],
-    );
-  });
+t.test('the quota is checked before the minute limit, as one take at a time would', async (t) => {
+  await counters.take(request('quota', { monthlyQuota: 3, requestsPerMinute: 3 }));
+  const results = await Promise.all(
+    Array.from({ length: 4 }, () =>
+      counters.take(request('quota', { monthlyQuota: 3, requestsPerMinute: 3 })),
+    ),
+  );
+  t.same(
+    results.map((r) => [r.outcome, r.monthUsed, r.minuteUsed]),
+    [
+      ['ok', 2, 2],
+      ['ok', 3, 3],
+      ['quota_exceeded', 3, 3],
+      ['quota_exceeded', 3, 3],
+    ],
+  );
+});
 
-  t.test('a project cap counts and refuses per project', async (t) => {
-    const capped = { projectCap: 2 };
-    const results = await Promise.all(Array.from({ length: 4 }, () => counters.take(request('cap', capped))));
-    t.same(
-      results.map((r) => [r.outcome, r.projectUsed, r.monthUsed]),
-      [
-        ['ok', 1, 1],
-        ['ok', 2, 2],
-        ['project_cap_exceeded', 2, 2],
-        ['project_cap_exceeded', 2, 2],
-      ],
-    );
-    t.same(
-      results.map((r) => r.ticket?.project ?? null),
-      [true, true, null, null],
-    );
-  });
+t.test('a project cap counts and refuses per project', async (t) => {
+  const capped = { projectCap: 2 };
+  const results = await Promise.all(Array.from({ length: 4 }, () => counters.take(request('cap', capped))));
+  t.same(
+    results.map((r) => [r.outcome, r.projectUsed, r.monthUsed]),
+    [
+      ['ok', 1, 1],
+      ['ok', 2, 2],
+      ['project_cap_exceeded', 2, 2],
+      ['project_cap_exceeded', 2, 2],
+    ],
+  );
+  t.same(
+    results.map((r) => r.ticket?.project ?? null),
+    [true, true, null, null],
+  );
+});
 
-  t.test('takes of different workspaces in one turn are counted apart', async (t) => {
-    const results = await Promise.all([
-      counters.take(request('one', { requestsPerMinute: 1 })),
-      counters.take(request('two', { requestsPerMinute: 1 })),
-      counters.take(request('one', { requestsPerMinute: 1 })),
-      counters.take(request('two', { requestsPerMinute: 1 })),
-    ]);
-    t.same(
-      results.map((r) => [r.outcome, r.minuteUsed]),
-      [
-        ['ok', 1],
-        ['ok', 1],
-        ['rate_limited', 1],
-        ['rate_limited', 1],
-      ],
-    );
-  });
-}
+t.test('takes of different workspaces in one turn are counted apart', async (t) => {
+  const results = await Promise.all([
+    counters.take(request('one', { requestsPerMinute: 1 })),
+    counters.take(request('two', { requestsPerMinute: 1 })),
+    counters.take(request('one', { requestsPerMinute: 1 })),
+    counters.take(request('two', { requestsPerMinute: 1 })),
+  ]);
+  t.same(
+    results.map((r) => [r.outcome, r.minuteUsed]),
+    [
+      ['ok', 1],
+      ['ok', 1],
+      ['rate_limited', 1],
+      ['rate_limited', 1],
+    ],
+  );
+});
