@@ -9,6 +9,7 @@ import { createServerServices, type ServerServices } from './limits/services.js'
 import { buildApp } from './app.js';
 import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
+import { createServerLogger } from './log.js';
 
 interface ServeOptions {
   port?: number;
@@ -44,7 +45,7 @@ export async function serve(
   logDestination?: pino.DestinationStream,
 ): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
-  const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
+  const logger = createServerLogger({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
   const limitsLog = logger.child({ component: 'limits' });
   const services = createServerServices(settings, (message, err) =>
     err === undefined ? limitsLog.info(message) : limitsLog.warn({ err }, message),
