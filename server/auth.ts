@@ -58,7 +58,11 @@ export function keyCheckHook(accounts: AccountsPort, refusedKeys?: RefusedKeyThr
  * trailing-slash redirect would echo it in Location). A plain callback: no promise per request.
  */
 export function keyInUrlHook(refusedKeys?: RefusedKeyThrottle) {
-  return function refuseKeyInUrl(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+  return function refuseKeyInUrl(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ) {
     const url = request.url;
     if (!urlCarriesKey(url) || url === MCP_PATH || url.startsWith(`${MCP_PATH}?`)) return done();
     const refusal = new ApiError('unauthorized', KEY_IN_URL_MESSAGE);

@@ -1,6 +1,6 @@
 /** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from server/accounts). */
 import { Command, InvalidArgumentError } from 'commander';
-import { pino } from 'pino';
+import type { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
 import { registerAccountCommands } from './accounts/index.js';
@@ -45,7 +45,10 @@ export async function serve(
   logDestination?: pino.DestinationStream,
 ): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
-  const logger = createServerLogger({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
+  const logger = createServerLogger(
+    { level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } },
+    logDestination,
+  );
   const limitsLog = logger.child({ component: 'limits' });
   const services = createServerServices(settings, (message, err) =>
     err === undefined ? limitsLog.info(message) : limitsLog.warn({ err }, message),
@@ -65,6 +68,7 @@ export async function serve(
     consoleUrl: settings.CONSOLE_URL,
     logger,
     fastLane: settings.FAST_LANE === 'on',
+    timeouts: { headersMs: settings.HEADERS_TIMEOUT_MS, requestMs: settings.REQUEST_TIMEOUT_MS },
   });
   try {
     await app.listen({ port: settings.PORT, host: settings.HOST });

@@ -46,7 +46,11 @@ export function clientErrorAnswer(
 }
 
 /** The raw response bytes (there is no request object to answer through). */
-export function clientErrorResponse(status: number, detail: string, requestId: string = randomUUID()): string {
+export function clientErrorResponse(
+  status: number,
+  detail: string,
+  requestId: string = randomUUID(),
+): string {
   const body = responseJson({ detail });
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +

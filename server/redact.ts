@@ -41,9 +41,9 @@ function decoded(text: string): string {
     try {
       next = decodeURIComponent(out.replace(/\+/g, ' '));
     } catch {
-      next = out.replace(/\+/g, ' ').replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) =>
-        String.fromCharCode(parseInt(hex, 16)),
-      );
+      next = out
+        .replace(/\+/g, ' ')
+        .replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
     }
     if (next === out) break;
     out = next;
@@ -53,7 +53,9 @@ function decoded(text: string): string {
 
 /** True when the URL (path and query, raw or percent-decoded) holds anything shaped like a key. */
 export function urlCarriesKey(url: string): boolean {
-  return containsKeyShape(url) || ((url.includes('%') || url.includes('+')) && containsKeyShape(decoded(url)));
+  return (
+    containsKeyShape(url) || ((url.includes('%') || url.includes('+')) && containsKeyShape(decoded(url)))
+  );
 }
 
 /** One part of a URL with what is shaped like a key replaced (the whole part when it was encoded). */

@@ -74,7 +74,6 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-
 function jsonRpcError(status: number, code: number, message: string): McpResponse {
   return {
     status,

@@ -44,7 +44,11 @@ export interface RawOptions {
 }
 
 /** Writes `request` on a fresh connection to 127.0.0.1:`port` and collects what comes back. */
-export function rawRequest(port: number, request: string | Buffer, options: RawOptions = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  request: string | Buffer,
+  options: RawOptions = {},
+): Promise<RawResponse> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');

@@ -94,7 +94,10 @@ t.test('POST /mcp with a key in the URL: the tool call is refused unauthorized',
   t.equal(r.statusCode, 200);
   const body = (await r.body.json()) as { result: { isError: boolean; content: Array<{ text: string }> } };
   t.equal(body.result.isError, true);
-  t.match(body.result.content[0]!.text, /^Error executing tool lookup_ip: unauthorized: API keys are not accepted/);
+  t.match(
+    body.result.content[0]!.text,
+    /^Error executing tool lookup_ip: unauthorized: API keys are not accepted/,
+  );
   t.notMatch(s.logs.join('\n'), s.key);
 });
 
