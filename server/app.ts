@@ -3,12 +3,16 @@
  * error rendering and the route groups. `server serve` (server/cli.ts) listens; tests listen on
  * port 0 or use `inject()`.
  *
- * Order of checks on a request: request id -> trailing-slash redirect -> route match (404/405) ->
- * browser origin (403, CORS) -> key (401) -> query parameters (422 detail) -> query layer.
+ * Order of checks on a request: HTTP parsing and timeouts (400, 408, 431: server/client-error.ts)
+ * -> request id -> a key anywhere in the URL (401) -> trailing-slash redirect -> route match
+ * (404/405) -> browser origin (403, CORS) -> key (401) -> query parameters (422 detail) -> query
+ * layer. HEAD is answered wherever GET is (server/routes/route.ts).
  */
 import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { keyCheckHook, type AccountsPort } from './auth.js';
+import { keyCheckHook, keyInUrlHook, type AccountsPort } from './auth.js';
+import { createClientErrorHandler } from './client-error.js';
+import { SETTINGS } from '../shared/config.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
 import { unmetered, type Meter } from './metering.js';
 import { createEnvelope } from './call/envelope.js';
@@ -44,6 +48,22 @@ export interface AppOptions {
   trustProxy?: false | string[];
   /** false: every request goes through Fastify (tests compare the two paths); default true. */
   fastLane?: boolean;
+  /** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (shared/config.ts); default: their defaults there. */
+  timeouts?: RequestTimeouts;
+}
+
+/** How long a client has to send the headers, and the whole request with its body (408 after). */
+export interface RequestTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+
+/** The defaults of the settings table, so they are declared once. */
+export function defaultTimeouts(): RequestTimeouts {
+  return {
+    headersMs: SETTINGS.HEADERS_TIMEOUT_MS.schema.parse(undefined),
+    requestMs: SETTINGS.REQUEST_TIMEOUT_MS.schema.parse(undefined),
+  };
 }
 
 declare module 'fastify' {
@@ -63,13 +83,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Set once the app exists: the fast lane needs the closing state of the app it stands in front of.
   let lane: FastLane | null = null;
   let mcp: McpEndpoint | null = null;
-  const app = Fastify({
+  const timeouts = options.timeouts ?? defaultTimeouts();
+  if (timeouts.headersMs > timeouts.requestMs) {
+    throw new Error(
+      `HEADERS_TIMEOUT_MS (${timeouts.headersMs}) must not exceed REQUEST_TIMEOUT_MS (${timeouts.requestMs})`,
+    );
+  }
+  const app: FastifyInstance = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     logController: new RequestLogController(),
     genReqId: requestIdFor,
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
+    clientErrorHandler: createClientErrorHandler(timeouts, () => app.log),
     trustProxy: options.trustProxy ?? false,
     // Closing is answered by refuseWhileClosing (the SPEC.md envelope), not by Fastify, and idle
     // keep-alive connections are closed by it after a grace time, not cut at once (closing.ts).
@@ -79,13 +106,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Fastify's own server settings, which it leaves to a serverFactory to apply.
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     serverFactory: (handler) => {
-      const server = http.createServer((req, res) => {
-        if (lane === null) handler(req, res);
-        else lane.handle(req, res, () => handler(req, res));
-      });
+      const server = http.createServer(
+        {
+          // Node checks them on every open connection each interval (its default, 30 s, would let
+          // a stalled request live up to twice its timeout).
+          headersTimeout: timeouts.headersMs,
+          requestTimeout: timeouts.requestMs,
+          connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersMs / 4))),
+        },
+        (req, res) => {
+          if (lane === null) handler(req, res);
+          else lane.handle(req, res, () => handler(req, res));
+        },
+      );
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-      server.requestTimeout = 0;
-      server.setTimeout(0);
       return server;
     },
   });
@@ -98,6 +132,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
+  app.addHook('onRequest', keyInUrlHook(options.refusedKeys));
   const closing = refuseWhileClosing(app);
   app.addHook('onRequest', trailingSlashRedirect);
 

@@ -5,11 +5,12 @@
  * valid header (keys in URLs end up in logs and browser histories). It runs as an onRequest hook,
  * so the key is checked before any parameter.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError } from '../shared/errors.js';
 import type { AccountsStore, KeyPrincipal } from './accounts/index.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
-import { hasKeyInQuery } from './redact.js';
+import { KEY_IN_URL_MESSAGE, hasKeyInQuery, urlCarriesKey } from './redact.js';
+import { MCP_PATH } from './mcp/path.js';
 
 /** What the server needs of the accounts store. */
 export type AccountsPort = Pick<AccountsStore, 'verifyKey' | 'ping'> & {
@@ -39,10 +40,7 @@ export function keyCheckHook(accounts: AccountsPort, refusedKeys?: RefusedKeyThr
     if (hasKeyInQuery(request.query)) {
       // Too many refused keys from this address: 429 with Retry-After instead of 401.
       await refusedKeys?.refused(request.ip);
-      throw new ApiError(
-        'unauthorized',
-        'API keys are not accepted in the URL: remove the key from the query string and send the header "Authorization: Bearer <API_KEY>"',
-      );
+      throw new ApiError('unauthorized', KEY_IN_URL_MESSAGE);
     }
     const token = bearerToken(request.headers.authorization);
     const principal = token === null ? null : await accounts.verifyKey(token);
@@ -51,5 +49,28 @@ export function keyCheckHook(accounts: AccountsPort, refusedKeys?: RefusedKeyThr
       throw new ApiError('unauthorized');
     }
     request.principal = principal;
+  };
+}
+
+/**
+ * Every route but POST /mcp (which answers it as a tool error): a URL holding anything shaped like
+ * a key, under any name or in the path, is refused 401 before anything else looks at it (the
+ * trailing-slash redirect would echo it in Location). A plain callback: no promise per request.
+ */
+export function keyInUrlHook(refusedKeys?: RefusedKeyThrottle) {
+  return function refuseKeyInUrl(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ) {
+    const url = request.url;
+    if (!urlCarriesKey(url) || url === MCP_PATH || url.startsWith(`${MCP_PATH}?`)) return done();
+    const refusal = new ApiError('unauthorized', KEY_IN_URL_MESSAGE);
+    if (refusedKeys === undefined) return done(refusal);
+    // Too many refused keys from this address: 429 with Retry-After instead of 401.
+    refusedKeys.refused(request.ip).then(
+      () => done(refusal),
+      (error: unknown) => done(error as Error),
+    );
   };
 }

@@ -1,7 +1,7 @@
 /** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from server/accounts). */
 import cluster from 'node:cluster';
 import { Command, InvalidArgumentError } from 'commander';
-import { pino } from 'pino';
+import type { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
 import { registerAccountCommands } from './accounts/index.js';
@@ -12,6 +12,7 @@ import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
 import { runPrimary, workerCount } from './cluster/supervisor.js';
 import { runWorker } from './cluster/worker.js';
+import { createServerLogger } from './log.js';
 
 interface ServeOptions {
   port?: number;
@@ -73,7 +74,7 @@ export async function serve(
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
   // A worker's lines say which process wrote them (one server process needs no pid).
   const base = worker ? { service: 'ipscope-server', pid: process.pid } : { service: 'ipscope-server' };
-  const logger = pino({ level: settings.LOG_LEVEL, base }, logDestination);
+  const logger = createServerLogger({ level: settings.LOG_LEVEL, base }, logDestination);
   const limitsLog = logger.child({ component: 'limits' });
   const services = createServerServices(
     settings,
@@ -96,6 +97,7 @@ export async function serve(
     consoleUrl: settings.CONSOLE_URL,
     logger,
     fastLane: settings.FAST_LANE === 'on',
+    timeouts: { headersMs: settings.HEADERS_TIMEOUT_MS, requestMs: settings.REQUEST_TIMEOUT_MS },
   });
   try {
     await app.listen({ port: settings.PORT, host: settings.HOST });

@@ -24,6 +24,7 @@ import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
 import { jsonByteLength } from './encoding/json.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
+import { urlCarriesKey } from './redact.js';
 import { JSON_CONTENT_TYPE } from './send-json.js';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { ApiError } from '../shared/errors.js';
@@ -53,7 +54,7 @@ interface FastMatch {
 
 /** The operation and parameter of a plain lookup URL, or null. */
 export function matchFastRoute(url: string): FastMatch | null {
-  if (!url.startsWith('/v1/') || url.includes('?') || url.includes('%')) return null;
+  if (!url.startsWith('/v1/') || url.includes('?') || url.includes('%') || urlCarriesKey(url)) return null;
   for (const route of ROUTES) {
     if (!url.startsWith(route.prefix) || !url.endsWith(route.suffix)) continue;
     const end = url.length - route.suffix.length;

@@ -110,6 +110,16 @@ export const SETTINGS = {
     description:
       'Proxies whose X-Forwarded-For is believed, comma-separated addresses, CIDRs or loopback/linklocal/uniquelocal (empty: the socket address is the client).',
   },
+  HEADERS_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    description:
+      'Time a client has to send the request line and headers, in milliseconds; later: 408 and the connection is closed (at most REQUEST_TIMEOUT_MS).',
+  },
+  REQUEST_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    description:
+      'Time a client has to send a whole request, headers and body, in milliseconds (a trickling or never-ending body included); later: 408 and the connection is closed.',
+  },
   FAST_LANE: {
     schema: z.enum(['on', 'off']).default('on'),
     description:

@@ -76,3 +76,21 @@ export function hashKey(key: string): string {
 export function displayKey(key: string): string {
   return `${key.slice(0, KEY_PREFIX.length + 4)}…${key.slice(-4)}`;
 }
+
+/**
+ * Something shaped like a key inside any text (a URL, a log line): the prefix and at least 20 of
+ * the 32 base62 characters that follow it, so a truncated or padded key counts too. The one
+ * declaration of that shape: the URL refusal and the log redaction (server/redact.ts) use it.
+ */
+const KEY_SHAPE_IN_TEXT = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{20,}`, 'gi');
+
+/** True when `text` holds something shaped like a key anywhere in it. */
+export function containsKeyShape(text: string): boolean {
+  KEY_SHAPE_IN_TEXT.lastIndex = 0;
+  return KEY_SHAPE_IN_TEXT.test(text);
+}
+
+/** `text` with everything shaped like a key replaced by `replacement`. */
+export function redactKeyShapes(text: string, replacement = 'REDACTED'): string {
+  return text.replace(KEY_SHAPE_IN_TEXT, replacement);
+}

@@ -7,7 +7,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
-import { pino } from 'pino';
+import { createServerLogger } from '../log.js';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Settings } from '../../shared/config.js';
 import { openConfiguredAccountsStore } from '../accounts/open.js';
@@ -31,9 +31,11 @@ export async function runPrimary(
   count: number,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<void> {
-  const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }).child({
-    component: 'cluster',
-  });
+  const logger = createServerLogger({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }).child(
+    {
+      component: 'cluster',
+    },
+  );
   const log = throttledLog((message, err) =>
     err === undefined ? logger.info(message) : logger.warn({ err }, message),
   );

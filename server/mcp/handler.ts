@@ -28,6 +28,7 @@ import { bearerToken } from '../auth.js';
 import { isPending } from '../call/envelope.js';
 import { SERVER_INFO, checkAgainstSdk, toolResultBytes } from '../encoding/mcp-result.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
+import { KEY_IN_URL_MESSAGE } from '../redact.js';
 import { responseBytes, sdkRequest } from './web.js';
 import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
 
@@ -72,9 +73,6 @@ export interface McpEndpoint {
   fastAnswered(): number;
   close(): Promise<void>;
 }
-
-const KEY_IN_URL =
-  'API keys are not accepted in the URL: remove the key from the query string and send the header "Authorization: Bearer <API_KEY>"';
 
 function jsonRpcError(status: number, code: number, message: string): McpResponse {
   return {
@@ -277,7 +275,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       call.principal = token === null ? null : await options.accounts.verifyKey(token);
       if (call.principal !== null) return call;
     }
-    call.keyRefusal = new ApiError('unauthorized', request.keyInUrl ? KEY_IN_URL : undefined);
+    call.keyRefusal = new ApiError('unauthorized', request.keyInUrl ? KEY_IN_URL_MESSAGE : undefined);
     try {
       // Counted like a refused key on /v1: over the limit the call is refused rate_limited instead.
       await options.refusedKeys?.refused(request.clientAddress);

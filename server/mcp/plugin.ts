@@ -11,11 +11,12 @@ import type { Envelope } from '../call/envelope.js';
 import { MCP_ALLOWED_HEADERS, answerPreflight, browserOriginHook } from '../browser-origin.js';
 import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
-import { hasKeyInQuery } from '../redact.js';
+import { hasKeyInQuery, urlCarriesKey } from '../redact.js';
 import { sendJson } from '../send-json.js';
 import { createMcpEndpoint, type McpEndpoint } from './handler.js';
+import { MCP_PATH } from './path.js';
 
-export const MCP_PATH = '/mcp';
+export { MCP_PATH };
 /** SPEC.md Limits: request body at most 1 MiB. */
 export const MCP_BODY_LIMIT = 1024 * 1024;
 
@@ -69,7 +70,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
           url: `http://${request.host}${request.url}`,
           headers: request.headers,
           body,
-          keyInUrl: hasKeyInQuery(request.query),
+          keyInUrl: hasKeyInQuery(request.query) || urlCarriesKey(request.url),
           clientAddress: request.ip,
         });
         reply.code(response.status).headers(response.headers);

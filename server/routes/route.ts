@@ -1,6 +1,6 @@
 /**
- * How every route of this server is declared: one GET handler, and every other method on the same
- * path answered 405 `{detail: "Method Not Allowed"}` with `Allow: GET` (a CORS preflight from the
+ * How every route of this server is declared: one GET handler, which answers HEAD too (the same
+ * status and headers; node:http drops the body), and every other method on the same path answered 405 `{detail: "Method Not Allowed"}` with `Allow: GET` (a CORS preflight from the
  * console is answered instead). Fastify would answer those with 404; SPEC.md wants 405.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
@@ -27,7 +27,8 @@ export interface RouteContext {
  */
 export type Access = 'key' | 'browser' | 'public';
 
-const ALLOW = 'GET';
+const ALLOW = 'GET, HEAD';
+const ANSWERED: readonly string[] = ['GET', 'HEAD'];
 
 export function getRoute(
   ctx: RouteContext,
@@ -37,14 +38,14 @@ export function getRoute(
 ): void {
   const origin = access === 'public' ? [] : [ctx.originHook];
   const guards = access === 'key' ? [...origin, ctx.keyHook] : origin;
-  ctx.app.route({ method: 'GET', url, onRequest: guards, handler });
+  ctx.app.route({ method: [...ANSWERED], url, onRequest: guards, handler });
   // The 405 is sent from an onRequest hook, before Fastify would parse (and maybe refuse) a body.
   const refuse = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!answerPreflight(request, reply, ALLOW)) methodNotAllowed(reply, ALLOW);
     return reply;
   };
   ctx.app.route({
-    method: ctx.app.supportedMethods.filter((m) => m !== 'GET'),
+    method: ctx.app.supportedMethods.filter((m) => !ANSWERED.includes(m)),
     url,
     onRequest: [...origin, refuse],
     handler: async () => undefined,

@@ -5,11 +5,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { request as undiciRequest } from 'undici';
-import { buildApp } from '../../server/app.js';
+import { buildApp, type RequestTimeouts } from '../../server/app.js';
+import { createServerLogger } from '../../server/log.js';
 import { openAccountsStore, type AccountsStore } from '../../server/accounts/index.js';
 import type { AccountsPort } from '../../server/auth.js';
 import { ReleaseStore, type ReleaseSource } from '../../server/release-store.js';
@@ -29,10 +29,13 @@ export interface TestServerOptions {
   graceMs?: number;
   /** Plan of the workspace of the valid key (default "free"). */
   plan?: string;
+  /** Header and request timeouts (default: the settings' defaults). */
+  timeouts?: RequestTimeouts;
 }
 
 export interface TestServer {
   url: string;
+  port: number;
   app: FastifyInstance;
   releases: ReleaseStore;
   releasesDir: string;
@@ -68,7 +71,7 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
   );
 
   const logs: string[] = [];
-  const logger = pino(
+  const logger = createServerLogger(
     { level: 'info' },
     new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -87,10 +90,12 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
     accounts: options.accounts ?? store,
     consoleUrl: CONSOLE_URL,
     logger,
+    ...(options.timeouts && { timeouts: options.timeouts }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const url = `http://127.0.0.1:${port}`;
 
   let closed = false;
   const close = async () => {
@@ -104,6 +109,7 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
 
   return {
     url,
+    port,
     app,
     releases,
     releasesDir,
