@@ -107,7 +107,12 @@ export function createServerServices(settings: LimitSettings, rawLog: Log = () =
           load: async (scope, id, month) =>
             (await store.getUsage(scope, id, month)) + ledger.pendingCount(scope, id, month),
         });
-    meter = new CountingMeter({ plans: new PlanBook(freePlan(settings), store, 5_000, log), counters, log });
+    meter = new CountingMeter({
+      plans: new PlanBook(freePlan(settings), store, 5_000, log),
+      counters,
+      log,
+      onKept: (principal) => ledger.addDay(principal),
+    });
   }
   let closing: Promise<void> | null = null;
   return {
