@@ -170,7 +170,13 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
     limiter: new SendLimiter(options.sendLimits ?? { perAddress: 5, perClient: 20 }, 15 * 60_000),
     page,
     send(reply, html, status = 200) {
-      return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(html);
+      return reply
+        .code(status)
+        .header('cache-control', 'no-store')
+        // How long the page took to make (session, queries, render), for browsers' tools and the render-time test.
+        .header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`)
+        .type('text/html; charset=utf-8')
+        .send(html);
     },
     visitor(request, reply) {
       if (request.visitor !== null) return request.visitor;
