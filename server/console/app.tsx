@@ -230,6 +230,8 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
       .send(asset.body);
   });
 
+  app.get('/favicon.ico', (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
+
   registerSignInRoutes(deps);
   registerWorkspaceRoutes(deps);
   registerKeyRoutes(deps);

@@ -167,7 +167,7 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.goto(projectUrl);
   await page.getByRole('link', { name: 'Playground' }).click();
   await page.getByRole('heading', { name: 'Playground' }).waitFor();
-  await page.getByLabel('ip', { exact: true }).fill('104.16.132.229');
+  await page.locator('input[name="ip"]').fill('104.16.132.229');
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByRole('heading', { name: /Response: 200/ }).waitFor();
   const body = JSON.parse((await page.textContent('pre code'))!) as { ip: string };
