@@ -15,7 +15,7 @@ import { createClientErrorHandler } from './client-error.js';
 import { SETTINGS } from '../shared/config.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
 import { unmetered, type Meter } from './metering.js';
-import { createEnvelope } from './call/envelope.js';
+import { createEnvelope, type Envelope } from './call/envelope.js';
 import { browserOriginHook, consoleOrigin } from './browser-origin.js';
 import { refuseWhileClosing } from './closing.js';
 import { errorHandler, frameworkError, notFound } from './error-handler.js';
@@ -70,6 +70,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Requests the fast lane and the MCP fast path answered (docs/decisions/0009); 0 when off. */
     fastLaneAnswered(): number;
+    /** The call envelope of every keyed call (the console's playground runs through it too). */
+    callEnvelope: Envelope;
   }
 }
 
@@ -143,6 +145,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     logError: (error, op) => app.log.error({ err: error, operation: op.id }, 'request failed'),
   });
 
+  app.decorate('callEnvelope', envelope);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFound);
 

@@ -13,12 +13,16 @@ import { ReleaseStore } from './release-store.js';
 import { runPrimary, workerCount } from './cluster/supervisor.js';
 import { runWorker } from './cluster/worker.js';
 import { createServerLogger } from './log.js';
+import type { Envelope } from './call/envelope.js';
+import { registerInviteCommand } from './console/cli-invite.js';
+import { startConsole, type RunningConsole } from './console/serve.js';
 
 interface ServeOptions {
   port?: number;
   host?: string;
   releasesDir?: string;
   consoleUrl?: string;
+  consolePort?: number;
   logLevel?: string;
   accountsDb?: string;
   workers?: number;
@@ -43,6 +47,7 @@ function settingsFrom(options: ServeOptions): Settings {
   if (options.releasesDir) overrides.RELEASES_DIR = options.releasesDir;
   if (options.accountsDb) overrides.ACCOUNTS_DB = options.accountsDb;
   if (options.consoleUrl !== undefined) overrides.CONSOLE_URL = options.consoleUrl;
+  if (options.consolePort !== undefined) overrides.CONSOLE_PORT = options.consolePort;
   if (options.logLevel) overrides.LOG_LEVEL = options.logLevel;
   if (options.workers !== undefined) overrides.WORKERS = options.workers;
   return loadSettings(process.env, overrides);
@@ -59,6 +64,8 @@ export interface RunningServer {
   app: FastifyInstance;
   services: ServerServices;
   releases: ReleaseStore;
+  /** The console's origin, when CONSOLE_URL is set. */
+  consoleUrl: string | null;
   stop: () => Promise<void>;
 }
 
@@ -87,6 +94,24 @@ export async function serve(
     log: logger.child({ component: 'releases' }),
     follow: worker ? 'manual' : 'poll',
   }).start();
+  // The console's playground calls through the API's envelope, which exists once the API app does.
+  let envelope: Envelope | null = null;
+  let webConsole: RunningConsole | null = null;
+  if (settings.CONSOLE_URL) {
+    try {
+      webConsole = await startConsole(
+        settings,
+        services.store,
+        { call: (...args) => envelope!.call(...args) },
+        logger,
+        trustProxyOption(settings.TRUST_PROXY),
+      );
+    } catch (error) {
+      await releases.close();
+      await services.close();
+      throw error;
+    }
+  }
   const app = buildApp({
     releases,
     accounts: services.accounts,
@@ -94,14 +119,16 @@ export async function serve(
     refusedKeys: services.refusedKeys,
     cache: services.cache,
     trustProxy: trustProxyOption(settings.TRUST_PROXY),
-    consoleUrl: settings.CONSOLE_URL,
+    consoleUrl: webConsole?.url ?? settings.CONSOLE_URL,
     logger,
     fastLane: settings.FAST_LANE === 'on',
     timeouts: { headersMs: settings.HEADERS_TIMEOUT_MS, requestMs: settings.REQUEST_TIMEOUT_MS },
   });
+  envelope = app.callEnvelope;
   try {
     await app.listen({ port: settings.PORT, host: settings.HOST });
   } catch (error) {
+    await webConsole?.close();
     await releases.close();
     await services.close();
     throw new Error(`cannot listen on ${settings.HOST}:${settings.PORT}: ${(error as Error).message}`, {
@@ -113,14 +140,16 @@ export async function serve(
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `http://${host}:${port}`;
   out(`listening on ${url}`);
+  if (webConsole) out(`console on ${webConsole.url} (mail to ${webConsole.mailer.destination})`);
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      await webConsole?.close();
       await app.close();
       await releases.close();
       await services.close();
     })());
-  return { url, app, services, releases, stop };
+  return { url, app, services, releases, consoleUrl: webConsole?.url ?? null, stop };
 }
 
 export function buildProgram(): Command {
@@ -145,8 +174,9 @@ export function buildProgram(): Command {
     )
     .option(
       '--console-url <url>',
-      'origin of the web console, the only browser origin allowed (env CONSOLE_URL)',
+      'origin of the web console, served on --console-port, the only browser origin allowed (env CONSOLE_URL)',
     )
+    .option('--console-port <port>', 'TCP port of the web console (env CONSOLE_PORT, default 8081)', portArg)
     .option(
       '--log-level <level>',
       'fatal, error, warn, info, debug, trace or silent (env LOG_LEVEL, default info)',
@@ -183,6 +213,7 @@ export function buildProgram(): Command {
     });
 
   registerAccountCommands(program);
+  registerInviteCommand(program);
   return program;
 }
 

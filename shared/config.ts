@@ -157,7 +157,26 @@ export const SETTINGS = {
   CONSOLE_URL: {
     schema: z.string().default(''),
     description:
-      'Origin of the web console (e.g. https://console.example.org); the only web origin allowed to call the API and MCP.',
+      'Origin of the web console (e.g. https://console.example.org), which this server serves on CONSOLE_PORT; the only web origin allowed to call the API and MCP (empty: no console).',
+  },
+  CONSOLE_PORT: {
+    schema: z.coerce.number().int().min(0).max(65535).default(8081),
+    description:
+      'TCP port the web console listens on, on HOST, when CONSOLE_URL is set (0: any free port); CONSOLE_URL is its public origin.',
+  },
+  SMTP_URL: {
+    schema: z.string().default(''),
+    description:
+      'SMTP server the console sends sign-in links and codes through (smtp://user:pass@host:587, smtps://…); empty: written to CONSOLE_OUTBOX and logged.',
+  },
+  MAIL_FROM: {
+    schema: z.string().min(3).default('ipscope console <console@ipscope.invalid>'),
+    description: "Sender of the console's e-mails.",
+  },
+  CONSOLE_OUTBOX: {
+    schema: z.string().min(1).default('var/outbox'),
+    description:
+      'Without SMTP_URL: directory the console writes its e-mails to (one .eml file each); the sign-in link is also logged.',
   },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

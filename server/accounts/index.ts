@@ -28,6 +28,7 @@ export {
   type Project,
   type Workspace,
 } from './store.js';
+export type { ConsoleSession, ConsoleStore, ConsoleUser, DailyUsage, Membership } from './console-types.js';
 export { KEY_LENGTH, KEY_PREFIX, displayKey, generateKey, hashKey, looksLikeKey } from './api-key.js';
 export { ACCOUNTS_SCHEMA_VERSION } from './schema.js';
 export { registerAccountCommands, type CliIo } from './cli.js';

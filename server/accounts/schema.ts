@@ -52,6 +52,50 @@ export interface UserTable {
   id: string;
   email: string;
   created_at: Time;
+  /** Base32 TOTP secret (two-factor sign-in); set while enrolling, in use once totp_enabled_at is set. */
+  totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  totp_enabled_at: OptionalTime;
+}
+
+/** A console session: the row's id is the sha256 of the cookie's token (the token is never stored). */
+export interface ConsoleSessionTable {
+  id: string;
+  user_id: string;
+  created_at: Time;
+  /** Last sign-in or step-up: key creation needs it to be recent. */
+  authenticated_at: Time;
+  last_seen_at: Time;
+  /** Absolute end, whatever the activity. */
+  expires_at: Time;
+  /** sha256 of the e-mailed step-up code, its end and the wrong tries so far. */
+  step_code_hash: string | null;
+  step_code_expires_at: OptionalTime;
+  step_code_tries: ColumnType<number, number | undefined, number>;
+}
+
+/** An e-mailed sign-in link: sha256 of its token, single use, short-lived. */
+export interface SignInLinkTable {
+  hash: string;
+  user_id: string;
+  created_at: Time;
+  expires_at: Time;
+  used_at: OptionalTime;
+}
+
+export interface RecoveryCodeTable {
+  user_id: string;
+  /** sha256 of the code. */
+  hash: string;
+  used_at: OptionalTime;
+}
+
+/** Counted requests per key and UTC day (YYYY-MM-DD), with the key's project and workspace. */
+export interface UsageDayTable {
+  key_id: string;
+  project_id: string;
+  workspace_id: string;
+  day: string;
+  used: number;
 }
 
 export interface MemberTable {
@@ -94,6 +138,10 @@ export interface Tables {
   plan: PlanTable;
   usage: UsageTable;
   schema_migration: SchemaMigrationTable;
+  console_session: ConsoleSessionTable;
+  sign_in_link: SignInLinkTable;
+  recovery_code: RecoveryCodeTable;
+  usage_day: UsageDayTable;
 }
 
 export interface Migration {
@@ -181,6 +229,49 @@ export const MIGRATIONS: readonly Migration[] = [
         .addColumn('used', d.count, (c) => c.notNull().check(sql`used >= 0`))
         .addPrimaryKeyConstraint('usage_pkey', ['scope', 'id', 'month'])
         .$call((table) => (d.keyedTableEnd ? table.modifyEnd(d.keyedTableEnd) : table)),
+    ],
+  },
+  {
+    version: 3,
+    name: 'console: sessions, sign-in links, two-factor sign-in, daily usage per key',
+    statements: (schema, d) => [
+      schema.alterTable(d.users).addColumn('totp_secret', 'text'),
+      schema.alterTable(d.users).addColumn('totp_enabled_at', d.time),
+      schema
+        .createTable('console_session')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references(`${d.users}.id`))
+        .addColumn('created_at', d.time, (c) => c.notNull())
+        .addColumn('authenticated_at', d.time, (c) => c.notNull())
+        .addColumn('last_seen_at', d.time, (c) => c.notNull())
+        .addColumn('expires_at', d.time, (c) => c.notNull())
+        .addColumn('step_code_hash', 'text')
+        .addColumn('step_code_expires_at', d.time)
+        .addColumn('step_code_tries', 'integer', (c) => c.notNull().defaultTo(0)),
+      schema.createIndex('console_session_user').on('console_session').column('user_id'),
+      schema
+        .createTable('sign_in_link')
+        .addColumn('hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references(`${d.users}.id`))
+        .addColumn('created_at', d.time, (c) => c.notNull())
+        .addColumn('expires_at', d.time, (c) => c.notNull())
+        .addColumn('used_at', d.time),
+      schema
+        .createTable('recovery_code')
+        .addColumn('user_id', 'text', (c) => c.notNull().references(`${d.users}.id`))
+        .addColumn('hash', 'text', (c) => c.notNull())
+        .addColumn('used_at', d.time)
+        .addPrimaryKeyConstraint('recovery_code_pkey', ['user_id', 'hash']),
+      schema
+        .createTable('usage_day')
+        .addColumn('key_id', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('used', d.count, (c) => c.notNull().check(sql`used >= 0`))
+        .addPrimaryKeyConstraint('usage_day_pkey', ['key_id', 'day'])
+        .$call((table) => (d.keyedTableEnd ? table.modifyEnd(d.keyedTableEnd) : table)),
+      schema.createIndex('usage_day_workspace').on('usage_day').columns(['workspace_id', 'day']),
     ],
   },
 ];

@@ -14,6 +14,7 @@ import { sql, type Compilable, type Kysely, type SelectQueryBuilder } from 'kyse
 import { firstOf, type AccountsDatabase, type Steps } from './database.js';
 import type { AccountsDialect } from './dialect.js';
 import type { Tables } from './schema.js';
+import { consoleOperations } from './store-console.js';
 import { keyOperations } from './store-keys.js';
 import { memberOperations } from './store-members.js';
 import { usageOperations } from './store-usage.js';
@@ -84,6 +85,7 @@ export function sqlAccountsStore(database: AccountsDatabase): AccountsStore {
     ...workspaceOperations(core),
     ...usageOperations(core),
     ...memberOperations(core),
+    ...consoleOperations(core),
     async ping() {
       await core.all(core.q.selectNoFrom((eb) => eb.lit(1).as('one')));
     },

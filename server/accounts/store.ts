@@ -4,6 +4,8 @@
  * PostgreSQL (pg-store.ts); every method is async because PostgreSQL answers over the network.
  */
 
+import type { ConsoleStore } from './console-types.js';
+
 /** At most this many active keys per workspace (SPEC.md, Limits); revoked and expired ones do not count. */
 export const MAX_ACTIVE_KEYS_PER_WORKSPACE = 25;
 
@@ -121,7 +123,7 @@ export interface CreateKeyInput {
   expiresAt?: Date | null;
 }
 
-export interface AccountsStore {
+export interface AccountsStore extends ConsoleStore {
   /**
    * The principal of an active key, or null when the token is malformed or fails its checksum
    * (refused without reading the store), unknown, revoked or expired at `now`.

@@ -45,6 +45,8 @@ export interface CountingMeterOptions {
   plans: PlanBook;
   counters: Counters;
   log?: (message: string, error?: unknown) => void;
+  /** Each kept unit, after the counters have it (the console's daily usage per key). */
+  onKept?: (principal: KeyPrincipal) => void;
 }
 
 export class CountingMeter implements Meter {
@@ -63,6 +65,7 @@ export class CountingMeter implements Meter {
       result.ticket!,
       limitHeaders(plan, cap, result),
       plan.maxPageSize,
+      this.keptBy(principal),
     );
   }
 
@@ -95,7 +98,18 @@ export class CountingMeter implements Meter {
         result.outcome === 'rate_limited' ? Math.max(1, Math.ceil(result.resetMs / 1000)) : undefined;
       throw new MeterRefusal(result.outcome, headers, retryAfter);
     }
-    return new CountedReservation(this.options.counters, result.ticket!, headers, plan.maxPageSize);
+    return new CountedReservation(
+      this.options.counters,
+      result.ticket!,
+      headers,
+      plan.maxPageSize,
+      this.keptBy(principal),
+    );
+  }
+
+  private keptBy(principal: KeyPrincipal): (() => void) | undefined {
+    const onKept = this.options.onKept;
+    return onKept && (() => onKept(principal));
   }
 }
 
@@ -108,11 +122,13 @@ class CountedReservation implements Reservation {
     /** The limit headers with this unit counted. */
     private readonly headers: Record<string, string>,
     readonly maxPageSize: number,
+    private readonly onKept?: () => void,
   ) {}
 
   commit(): Settled {
     if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
+    this.onKept?.();
     this.settled = { headers: this.headers, done: Promise.resolve() };
     return this.settled;
   }

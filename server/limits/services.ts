@@ -86,13 +86,13 @@ export function embeddedCounters(
   settings: Pick<LimitSettings, 'USAGE_FLUSH_MS'>,
   store: AccountsStore,
   log: Log,
-): Counters {
-  const ledger = new UsageLedger({
+  ledger: UsageLedger = new UsageLedger({
     store,
     flushMs: settings.USAGE_FLUSH_MS,
     onError: (error) =>
       log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
-  });
+  }),
+): Counters {
   return new MemoryCounters({
     ledger,
     load: async (scope, id, month) =>
@@ -128,20 +128,27 @@ export function createServerServices(
     },
   };
   let counters: Counters | null = null;
+  let dayLedger: UsageLedger | null = null;
   let meter: Meter = unmetered;
   if (settings.METERING === 'on') {
-    if (redis) {
-      const ledger = new UsageLedger({
-        store,
-        flushMs: settings.USAGE_FLUSH_MS,
-        onError: (error) =>
-          log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
-      });
-      counters = new RedisCounters({ redis, prefix: settings.REDIS_KEY_PREFIX, store, ledger, log });
-    } else {
-      counters = primary?.counters ?? embeddedCounters(settings, store, log);
-    }
-    meter = new CountingMeter({ plans: new PlanBook(freePlan(settings), store, 5_000, log), counters, log });
+    // Kept units per key and day (the console's usage chart) are written by this process's ledger;
+    // the monthly counts by the counters' (the primary's, in a worker of `--workers N`).
+    const ledger = new UsageLedger({
+      store,
+      flushMs: settings.USAGE_FLUSH_MS,
+      onError: (error) =>
+        log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
+    });
+    dayLedger = ledger;
+    counters = redis
+      ? new RedisCounters({ redis, prefix: settings.REDIS_KEY_PREFIX, store, ledger, log })
+      : (primary?.counters ?? embeddedCounters(settings, store, log, ledger));
+    meter = new CountingMeter({
+      plans: new PlanBook(freePlan(settings), store, 5_000, log),
+      counters,
+      log,
+      onKept: (principal) => ledger.addDay(principal),
+    });
   }
   let closing: Promise<void> | null = null;
   return {
@@ -154,6 +161,7 @@ export function createServerServices(
       (closing ??= (async () => {
         try {
           await counters?.close();
+          await dayLedger?.close();
         } catch (error) {
           log('usage: counted requests could not be written at shutdown', error);
         }

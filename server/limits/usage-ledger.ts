@@ -5,16 +5,18 @@
  * nothing; the write is one `used = used + n` upsert per row, so any number of replicas can flush
  * into the same rows.
  */
-import type { AccountsStore, UsageDelta, UsageScope } from '../accounts/index.js';
+import type { AccountsStore, DailyUsage, KeyPrincipal, UsageDelta, UsageScope } from '../accounts/index.js';
 
 export interface UsageLedgerOptions {
-  store: Pick<AccountsStore, 'addUsage'>;
+  store: Pick<AccountsStore, 'addUsage'> & Partial<Pick<AccountsStore, 'addDailyUsage'>>;
   flushMs: number;
   onError?: (error: unknown) => void;
 }
 
 export class UsageLedger {
   private pending = new Map<string, UsageDelta>();
+  /** Kept units per key and UTC day (the console's usage chart and `last used`). */
+  private daily = new Map<string, DailyUsage>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | null = null;
   private closed = false;
@@ -31,6 +33,34 @@ export class UsageLedger {
     else this.pending.set(key, { scope, id, month, count });
   }
 
+  /** One kept unit of a key on `day` (YYYY-MM-DD, default today in UTC): a map update, written with the next flush. */
+  addDay(principal: KeyPrincipal, day: string = this.today()): void {
+    const key = `${principal.keyId}\u0000${day}`;
+    const entry = this.daily.get(key);
+    if (entry) entry.count += 1;
+    else
+      this.daily.set(key, {
+        keyId: principal.keyId,
+        projectId: principal.projectId,
+        workspaceId: principal.workspaceId,
+        day,
+        count: 1,
+      });
+  }
+
+  private day = '';
+  private dayEnds = 0;
+
+  /** Today's UTC date, worked out once a day rather than once a request. */
+  private today(): string {
+    const now = Date.now();
+    if (now >= this.dayEnds) {
+      this.day = new Date(now).toISOString().slice(0, 10);
+      this.dayEnds = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    }
+    return this.day;
+  }
+
   /** Not yet written counts of one row (added to what the store says). */
   pendingCount(scope: UsageScope, id: string, month: string): number {
     return this.pending.get(`${scope}\u0000${id}\u0000${month}`)?.count ?? 0;
@@ -39,12 +69,26 @@ export class UsageLedger {
   /** Writes the pending counts (one at a time; a second caller waits for the running write). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => {});
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 && this.daily.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    const daily = this.daily;
+    this.daily = new Map();
     this.flushing = (async () => {
       try {
-        await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
+        if (daily.size > 0 && this.options.store.addDailyUsage) {
+          try {
+            await this.options.store.addDailyUsage([...daily.values()], new Date());
+          } catch (error) {
+            for (const [key, row] of daily) {
+              const later = this.daily.get(key);
+              if (later) row.count += later.count;
+              this.daily.set(key, row);
+            }
+            throw error;
+          }
+        }
+        if (batch.size > 0) await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
       } catch (error) {
         // Put the batch back in front of what arrived meanwhile; the next flush retries it.
         for (const [key, delta] of batch) {

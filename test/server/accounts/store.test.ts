@@ -61,7 +61,20 @@ t.test('creates the file and its directory, WAL, migrations table, reopen is ide
     .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
     .pluck()
     .all();
-  t.same(tables, ['api_key', 'member', 'plan', 'project', 'schema_migration', 'usage', 'user', 'workspace']);
+  t.same(tables, [
+    'api_key',
+    'console_session',
+    'member',
+    'plan',
+    'project',
+    'recovery_code',
+    'schema_migration',
+    'sign_in_link',
+    'usage',
+    'usage_day',
+    'user',
+    'workspace',
+  ]);
   const columns = (table: string) =>
     db.prepare(`SELECT name, "notnull", dflt_value FROM pragma_table_info(?)`).all(table) as {
       name: string;
