@@ -134,7 +134,9 @@ export async function runPrimary(
 
   for (let i = 0; i < count; i++) fork();
   const url = await firstListening;
-  out(`listening on ${url} (${count} workers)`);
+  // The same first line as a single process (scripts read the URL from it), then the workers.
+  out(`listening on ${url}`);
+  out(`workers: ${count} (pids ${[...listening].map((w) => w.process.pid).join(', ')})`);
   const poll = setInterval(releaseRound, settings.RELEASE_POLL_MS);
   poll.unref();
 

@@ -62,7 +62,8 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
     FREE_REQUESTS_PER_MINUTE: String(L),
     FREE_MONTHLY_QUOTA: '100000',
   });
-  t.match(server.output(), /listening on http:\/\/127\.0\.0\.1:\d+ \(2 workers\)/);
+  t.match(server.output(), /^listening on http:\/\/127\.0\.0\.1:\d+$/m);
+  t.match(server.output(), /^workers: 2 \(pids \d+, \d+\)$/m);
   const agent = new Agent({ connections: 30, pipelining: 1 });
   t.teardown(() => agent.close());
   await awaitMinuteRoom(30);
