@@ -32,7 +32,8 @@ export async function startConsole(
     smtpUrl: settings.SMTP_URL,
     from: settings.MAIL_FROM,
     outbox: settings.CONSOLE_OUTBOX,
-    log: (message, fields) => log.info(fields ?? {}, message),
+    // warn: without SMTP_URL no mail leaves the machine, and the link must reach the log at any level but error.
+    log: (message, fields) => log.warn(fields ?? {}, message),
   });
   const plans = new PlanBook(freePlan(settings), store, 5_000);
   const options = {
