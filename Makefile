@@ -8,7 +8,7 @@ DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
 # Debian packages the tests start for real (command:package).
-TEST_SYSTEM_DEPS := knotd:knot
+TEST_SYSTEM_DEPS := knotd:knot chromium:chromium
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
 .PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared verify-shared clean

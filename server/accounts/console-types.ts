@@ -55,7 +55,9 @@ export interface ConsoleStore {
   /** Marks an unused, unexpired link used and returns its user; null for any other link. */
   consumeSignInLink(hash: string, now: Date): Promise<string | null>;
 
-  createSession(session: Omit<ConsoleSession, 'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries'>): Promise<void>;
+  createSession(
+    session: Omit<ConsoleSession, 'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries'>,
+  ): Promise<void>;
   getSession(id: string): Promise<ConsoleSession | null>;
   touchSession(id: string, now: Date): Promise<void>;
   /** Gives a session a new id (rotation), with a new authentication time when given. */

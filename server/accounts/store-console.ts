@@ -136,7 +136,12 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
     },
 
     async touchSession(id, now) {
-      await core.all(q.updateTable('console_session').set({ last_seen_at: iso(now) }).where('id', '=', id));
+      await core.all(
+        q
+          .updateTable('console_session')
+          .set({ last_seen_at: iso(now) })
+          .where('id', '=', id),
+      );
     },
 
     async rotateSession(oldId, newId, authenticatedAt) {
@@ -145,7 +150,10 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
           .updateTable('console_session')
           .set({
             id: newId,
-            ...(authenticatedAt && { authenticated_at: iso(authenticatedAt), last_seen_at: iso(authenticatedAt) }),
+            ...(authenticatedAt && {
+              authenticated_at: iso(authenticatedAt),
+              last_seen_at: iso(authenticatedAt),
+            }),
             step_code_hash: null,
             step_code_expires_at: null,
             step_code_tries: 0,
@@ -168,7 +176,11 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
       await core.all(
         q
           .updateTable('console_session')
-          .set({ step_code_hash: hash, step_code_expires_at: expiresAt && iso(expiresAt), step_code_tries: 0 })
+          .set({
+            step_code_hash: hash,
+            step_code_expires_at: expiresAt && iso(expiresAt),
+            step_code_tries: 0,
+          })
           .where('id', '=', sessionId),
       );
     },

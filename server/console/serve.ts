@@ -50,9 +50,12 @@ export async function startConsole(
     await app.listen({ port: settings.CONSOLE_PORT, host: settings.HOST });
   } catch (error) {
     mailer.close();
-    throw new Error(`cannot listen for the console on ${settings.HOST}:${settings.CONSOLE_PORT}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(
+      `cannot listen for the console on ${settings.HOST}:${settings.CONSOLE_PORT}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (configured.port === '0') {
     const address = app.server.address();

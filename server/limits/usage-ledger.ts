@@ -88,7 +88,8 @@ export class UsageLedger {
             throw error;
           }
         }
-        if (batch.size > 0) await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
+        if (batch.size > 0)
+          await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
       } catch (error) {
         // Put the batch back in front of what arrived meanwhile; the next flush retries it.
         for (const [key, delta] of batch) {

@@ -64,7 +64,8 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; form?: Record<string, stri
   { method: 'POST', path: '/w/:ws/p/:prj/playground', form: { op: 'ping' } },
 ];
 
-const fill = (path: string, ids: Record<string, string>) => path.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
+const fill = (path: string, ids: Record<string, string>) =>
+  path.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
 
 async function snapshot(server: ConsoleServer, x: Tenant) {
   return {
@@ -111,48 +112,66 @@ t.test('console access rules', async (t) => {
     for (const route of ROUTES.filter((r) => r.method === 'POST' || /new|revoke|playground/.test(r.path))) {
       const path = fill(route.path, { ...own, user: a.user });
       const response =
-        route.method === 'GET' ? await m.get(path) : await m.post(path, { _csrf: await m.csrf('/'), ...route.form });
+        route.method === 'GET'
+          ? await m.get(path)
+          : await m.post(path, { _csrf: await m.csrf('/'), ...route.form });
       t.equal(response.status, 403, `${route.method} ${route.path} refused to a member`);
     }
     t.same(await snapshot(server, a), before, 'nothing changed');
   });
 
-  t.test('forgery: every form from a foreign origin, without Origin, or without the CSRF token', async (t) => {
-    const forms = [
-      ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({ path: fill(r.path, own), form: r.form! })),
-      { path: '/workspaces', form: { name: 'forged' } },
-      { path: '/sign-out', form: {} },
-      { path: '/step-up', form: { code: '12345678' } },
-      { path: '/step-up/send', form: {} },
-      { path: '/account/totp/start', form: {} },
-      { path: '/account/totp/confirm', form: { code: '123456' } },
-      { path: '/account/totp/disable', form: { code: '123456' } },
-      { path: '/account/sign-out-everywhere', form: {} },
-    ];
-    const before = await snapshot(server, a);
-    const mails = server.sink.mails.length;
-    const csrf = await a.client.csrf('/');
-    const otherCsrf = await b.client.csrf('/');
-    for (const { path, form } of forms) {
-      const tries = {
-        'foreign Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: 'https://evil.example' }),
-        'no Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: null }),
-        'no CSRF token': await a.client.post(path, form),
-        "another session's token": await a.client.post(path, { _csrf: otherCsrf, ...form }),
-      };
-      for (const [how, response] of Object.entries(tries)) t.equal(response.status, 403, `${path}: ${how}`);
-    }
-    const anonymous = new FormClient(server.console);
-    const anonymousCsrf = await anonymous.csrf('/sign-in');
-    for (const path of ['/sign-in', '/sign-in/link']) {
-      t.equal((await anonymous.post(path, { _csrf: anonymousCsrf, email: 'owner@alpha.test' }, { origin: 'https://evil.example' })).status, 403);
-      t.equal((await anonymous.post(path, { email: 'owner@alpha.test' })).status, 403);
-    }
-    t.same(await snapshot(server, a), before, 'nothing changed');
-    t.equal((await a.client.get('/')).status, 200, 'the session is still open (sign-out was refused too)');
-    await new Promise((r) => setTimeout(r, 200));
-    t.equal(server.sink.mails.length, mails, 'no mail was sent');
-  });
+  t.test(
+    'forgery: every form from a foreign origin, without Origin, or without the CSRF token',
+    async (t) => {
+      const forms = [
+        ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({ path: fill(r.path, own), form: r.form! })),
+        { path: '/workspaces', form: { name: 'forged' } },
+        { path: '/sign-out', form: {} },
+        { path: '/step-up', form: { code: '12345678' } },
+        { path: '/step-up/send', form: {} },
+        { path: '/account/totp/start', form: {} },
+        { path: '/account/totp/confirm', form: { code: '123456' } },
+        { path: '/account/totp/disable', form: { code: '123456' } },
+        { path: '/account/sign-out-everywhere', form: {} },
+      ];
+      const before = await snapshot(server, a);
+      const mails = server.sink.mails.length;
+      const csrf = await a.client.csrf('/');
+      const otherCsrf = await b.client.csrf('/');
+      for (const { path, form } of forms) {
+        const tries = {
+          'foreign Origin': await a.client.post(
+            path,
+            { _csrf: csrf, ...form },
+            { origin: 'https://evil.example' },
+          ),
+          'no Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: null }),
+          'no CSRF token': await a.client.post(path, form),
+          "another session's token": await a.client.post(path, { _csrf: otherCsrf, ...form }),
+        };
+        for (const [how, response] of Object.entries(tries)) t.equal(response.status, 403, `${path}: ${how}`);
+      }
+      const anonymous = new FormClient(server.console);
+      const anonymousCsrf = await anonymous.csrf('/sign-in');
+      for (const path of ['/sign-in', '/sign-in/link']) {
+        t.equal(
+          (
+            await anonymous.post(
+              path,
+              { _csrf: anonymousCsrf, email: 'owner@alpha.test' },
+              { origin: 'https://evil.example' },
+            )
+          ).status,
+          403,
+        );
+        t.equal((await anonymous.post(path, { email: 'owner@alpha.test' })).status, 403);
+      }
+      t.same(await snapshot(server, a), before, 'nothing changed');
+      t.equal((await a.client.get('/')).status, 200, 'the session is still open (sign-out was refused too)');
+      await new Promise((r) => setTimeout(r, 200));
+      t.equal(server.sink.mails.length, mails, 'no mail was sent');
+    },
+  );
 
   t.test('sign-in links: used and expired ones are refused; uninvited addresses look the same', async (t) => {
     const owner = (await server.store.findUserByEmail('owner@alpha.test'))!;
@@ -169,9 +188,18 @@ t.test('console access rules', async (t) => {
 
     const expired = randomToken();
     const past = new Date(Date.now() - 16 * 60_000);
-    await server.store.createSignInLink(sha256(expired), owner.id, past, new Date(past.getTime() + 15 * 60_000));
+    await server.store.createSignInLink(
+      sha256(expired),
+      owner.id,
+      past,
+      new Date(past.getTime() + 15 * 60_000),
+    );
     const late = new FormClient(server.console);
-    t.equal((await late.post('/sign-in/link', { _csrf: await late.csrf('/sign-in'), token: expired })).status, 400, 'an expired link is refused');
+    t.equal(
+      (await late.post('/sign-in/link', { _csrf: await late.csrf('/sign-in'), token: expired })).status,
+      400,
+      'an expired link is refused',
+    );
     t.notOk(late.cookies.has('__Host-ipscope-session'));
 
     const mails = server.sink.mails.length;
@@ -208,7 +236,9 @@ t.test('console access rules', async (t) => {
     }
     times.sort((x, y) => x - y);
     const p95 = times[Math.floor(times.length * 0.95)]!;
-    t.comment(`console pages: p50 ${times[times.length / 2]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${times.length} pages)`);
+    t.comment(
+      `console pages: p50 ${times[times.length / 2]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${times.length} pages)`,
+    );
     t.ok(p95 < 50, `p95 ${p95.toFixed(1)} ms < 50 ms`);
-});
+  });
 });

@@ -60,7 +60,11 @@ t.test('make demo prints a console sign-in link that works offline', async (t) =
   const confirm = await browser.get(`/sign-in/link?token=${token}`);
   t.match(confirm.text, 'Confirm sign-in', 'opening the link shows a confirm button');
   const csrf = /name="_csrf" value="([\w-]+)"/.exec(confirm.text)![1]!;
-  t.equal((await browser.post('/sign-in/link', { _csrf: csrf, token })).status, 303, 'the printed link signs in');
+  t.equal(
+    (await browser.post('/sign-in/link', { _csrf: csrf, token })).status,
+    303,
+    'the printed link signs in',
+  );
   const home = await browser.get('/');
   t.equal(home.status, 200);
   t.match(home.text, />default<\/a> <span class="muted">\(owner\)/, 'into the demo workspace, as its owner');
@@ -73,8 +77,20 @@ t.test('make demo prints a console sign-in link that works offline', async (t) =
     if (Date.now() > until) throw new Error('no mail in the outbox');
     await new Promise((r) => setTimeout(r, 100));
   }
-  const mail = decodeQuotedPrintable(fs.readFileSync(path.join(outbox, fs.readdirSync(outbox).find((f) => f.endsWith('.eml'))!), 'utf8'));
+  const mail = decodeQuotedPrintable(
+    fs.readFileSync(
+      path.join(
+        outbox,
+        fs.readdirSync(outbox).find((f) => f.endsWith('.eml'))!,
+      ),
+      'utf8',
+    ),
+  );
   t.match(mail, /To: demo@example.com/);
   t.match(mail, new RegExp(`${consoleUrl}/sign-in/link\\?token=[\\w-]{43}`), 'the outbox mail has the link');
-  t.match(fs.readFileSync(path.join(dir, 'server.out'), 'utf8'), /sign-in\/link\?token=[\w-]{43}/, 'the link is in the log');
+  t.match(
+    fs.readFileSync(path.join(dir, 'server.out'), 'utf8'),
+    /sign-in\/link\?token=[\w-]{43}/,
+    'the link is in the log',
+  );
 });
