@@ -208,16 +208,13 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
                             <div class="actions">
                               <form class="actions" method="post" action={`${base}/${m.userId}/role`}>
                                 <Csrf ctx={ctx} />
-                                <label class="inline">
-                                  <span class="skip">Role of {m.email}</span>
-                                  <select name="role" aria-label={`Role of ${m.email}`}>
-                                    {grantable.map((r) => (
-                                      <option value={r} selected={r === m.role}>
-                                        {r}
-                                      </option>
-                                    ))}
-                                  </select>
-                                </label>
+                                <select name="role" aria-label={`Role of ${m.email}`}>
+                                  {grantable.map((r) => (
+                                    <option value={r} selected={r === m.role}>
+                                      {r}
+                                    </option>
+                                  ))}
+                                </select>
                                 <button class="secondary" type="submit">
                                   Save
                                 </button>
