@@ -8,6 +8,7 @@
  *   with another session's, is refused (403) and changes nothing;
  * - sign-in links: a used link and an expired one are refused; an address that is not invited gets
  *   the same page as one that is, and no mail;
+ * - sessions: idle and absolute expiry, a new token at sign-in and step-up, sign-out in the store;
  * - render time: p95 of a console page under 50 ms.
  */
 import t from 'tap';
@@ -221,6 +222,75 @@ t.test('console access rules', async (t) => {
       ['owner@beta.test'],
       'only the invited address gets a link',
     );
+  });
+
+  t.test('sessions: idle and absolute expiry, rotation at sign-in and step-up, sign-out', async (t) => {
+    const owner = (await server.store.findUserByEmail('owner@alpha.test'))!;
+    const hour = 3_600_000;
+    const cases = {
+      'idle for over an hour': {
+        lastSeenAt: new Date(Date.now() - hour - 1000),
+        expiresAt: new Date(Date.now() + hour),
+      },
+      'past its absolute end': { lastSeenAt: new Date(), expiresAt: new Date(Date.now() - 1000) },
+    };
+    for (const [name, times] of Object.entries(cases)) {
+      const token = randomToken();
+      await server.store.createSession({
+        id: sha256(token),
+        userId: owner.id,
+        createdAt: new Date(Date.now() - 13 * hour),
+        authenticatedAt: new Date(Date.now() - 13 * hour),
+        ...times,
+      });
+      const c = new FormClient(server.console);
+      c.cookies.set('__Host-ipscope-session', token);
+      const page = await c.get('/');
+      t.equal(page.status, 303, `a session ${name} is refused`);
+      t.match(page.location, /^\/sign-in/);
+      t.equal(await server.store.getSession(sha256(token)), null, 'and ended in the store');
+    }
+
+    const c = new FormClient(server.console);
+    await c.signIn(server.sink, 'owner@alpha.test');
+    const first = c.cookies.get('__Host-ipscope-session')!;
+    const link = randomToken();
+    await server.store.createSignInLink(sha256(link), owner.id, new Date(), new Date(Date.now() + 60_000));
+    t.equal((await c.post('/sign-in/link', { _csrf: await c.csrf('/'), token: link })).status, 303);
+    const second = c.cookies.get('__Host-ipscope-session')!;
+    t.not(second, first, 'a new token at sign-in');
+    t.equal(
+      await server.store.getSession(sha256(first)),
+      null,
+      'the previous session of the browser is ended',
+    );
+
+    await server.store.rotateSession(sha256(second), sha256(second), new Date(Date.now() - 11 * 60_000));
+    t.match(
+      (await c.get(fill('/w/:ws/p/:prj/keys/new', own))).location,
+      /^\/step-up\?next=/,
+      'an old sign-in must step up',
+    );
+    const mails = server.sink.mails.length;
+    const next = fill('/w/:ws/p/:prj/keys/new', own);
+    await c.post('/step-up/send', { _csrf: await c.csrf('/'), next });
+    const code = /\b(\d{8})\b/.exec((await server.sink.next('owner@alpha.test', mails)).text)![1]!;
+    const wrong = await c.post('/step-up', {
+      _csrf: await c.csrf('/'),
+      next,
+      code: code === '00000000' ? '11111111' : '00000000',
+    });
+    t.equal(wrong.status, 400, 'a wrong code is refused');
+    const right = await c.post('/step-up', { _csrf: await c.csrf('/'), next, code });
+    t.equal(right.status, 303);
+    t.equal(right.location, next);
+    const third = c.cookies.get('__Host-ipscope-session')!;
+    t.not(third, second, 'a new token at step-up');
+    t.equal(await server.store.getSession(sha256(second)), null, 'the old token no longer works');
+    t.equal((await c.get(next)).status, 200, 'the key form opens');
+
+    t.equal((await c.post('/sign-out', { _csrf: await c.csrf('/') })).status, 200);
+    t.equal(await server.store.getSession(sha256(third)), null, 'sign-out ends the session in the store');
   });
 
   t.test('a console page renders in under 50 ms at p95', async (t) => {
