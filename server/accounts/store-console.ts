@@ -19,6 +19,7 @@ interface UserRow {
   email: string;
   totp_secret: string | null;
   totp_enabled_at: string | Date | null;
+  totp_last_step: number | string | null;
 }
 
 const toUser = (r: UserRow): ConsoleUser => ({
@@ -26,12 +27,13 @@ const toUser = (r: UserRow): ConsoleUser => ({
   email: r.email,
   totpSecret: r.totp_secret,
   totpEnabledAt: toDateOrNull(r.totp_enabled_at),
+  totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
 });
 
 export function consoleOperations(core: StoreCore): ConsoleStore {
   const { q } = core;
   const users = core.dialect.users;
-  const userColumns = ['id', 'email', 'totp_secret', 'totp_enabled_at'] as const;
+  const userColumns = ['id', 'email', 'totp_secret', 'totp_enabled_at', 'totp_last_step'] as const;
 
   const findUserByEmail = async (email: string) => {
     const row = await core.first(
@@ -200,9 +202,21 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
       await core.all(
         q
           .updateTable(users)
-          .set({ totp_secret: secret, totp_enabled_at: enabledAt && iso(enabledAt) })
+          .set({ totp_secret: secret, totp_enabled_at: enabledAt && iso(enabledAt), totp_last_step: null })
           .where('id', '=', userId),
       );
+    },
+
+    async useTotpStep(userId, step) {
+      const rows = await core.all(
+        q
+          .updateTable(users)
+          .set({ totp_last_step: step })
+          .where('id', '=', userId)
+          .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+          .returning('id'),
+      );
+      return rows.length === 1;
     },
 
     async replaceRecoveryCodes(userId, hashes) {

@@ -2,8 +2,8 @@
  * The account page (two-factor sign-in with an authenticator app: TOTP with otplib, enrolment by
  * QR code, ten recovery codes shown once) and the step-up that key creation asks for when the
  * sign-in is more than ten minutes old: an authenticator or recovery code when two-factor sign-in
- * is on, else an 8-digit code e-mailed to the user (10 minutes, 5 tries). A step-up gives the
- * session a new token.
+ * is on, else an 8-digit code e-mailed to the user (10 minutes, 5 tries). An authenticator code
+ * works once (its time step is recorded). A step-up gives the session a new token.
  */
 import { randomInt } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
@@ -32,15 +32,32 @@ function recoveryCode(): string {
   return `${out.slice(0, 5)}-${out.slice(5)}`;
 }
 
-export async function totpValid(secret: string, code: string): Promise<boolean> {
-  if (!/^\d{6}$/.test(code)) return false;
-  return (await verify({ secret, token: code, epochTolerance: 30 })).valid;
+/**
+ * The TOTP time step of a valid code (±30 s), or null. Steps up to `afterStep` are refused: a code
+ * works once (the store records the step, `useTotpStep`).
+ */
+export async function totpStep(
+  secret: string,
+  code: string,
+  afterStep: number | null,
+): Promise<number | null> {
+  if (!/^\d{6}$/.test(code)) return null;
+  const result = await verify({
+    secret,
+    token: code,
+    epochTolerance: 30,
+    ...(afterStep !== null && { afterTimeStep: afterStep }),
+  });
+  return result.valid && 'timeStep' in result ? result.timeStep : null;
 }
 
 /** An authenticator code, or an unused recovery code (used up here). */
 async function secondFactorValid(deps: ConsoleDeps, user: ConsoleUser, code: string): Promise<boolean> {
   const trimmed = code.replace(/\s/g, '');
-  if (user.totpSecret !== null && (await totpValid(user.totpSecret, trimmed))) return true;
+  if (user.totpSecret !== null) {
+    const step = await totpStep(user.totpSecret, trimmed, user.totpLastStep);
+    if (step !== null) return deps.store.useTotpStep(user.id, step);
+  }
   return (
     /^[a-z0-9-]{10,11}$/i.test(trimmed) &&
     deps.store.useRecoveryCode(user.id, recoveryHash(user.id, trimmed), new Date())
@@ -275,7 +292,8 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
     if (!visitor) return reply;
     const secret = visitor.user.totpSecret;
     const code = ((request.body as Body).code ?? '').trim();
-    if (twoFactor(visitor) || secret === null || !(await totpValid(secret, code))) {
+    const step = secret === null ? null : await totpStep(secret, code, null);
+    if (twoFactor(visitor) || secret === null || step === null) {
       return deps.error(
         request,
         reply,
@@ -289,6 +307,7 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
       codes.map((c) => recoveryHash(visitor.user.id, c)),
     );
     await deps.store.setTotp(visitor.user.id, secret, new Date());
+    await deps.store.useTotpStep(visitor.user.id, step);
     await deps.rotateSession(request, reply, visitor);
     return deps.send(
       reply,

@@ -149,7 +149,8 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
   await check('totp-setup');
   const secret = (await page.textContent('#totp-secret'))!.trim();
-  await page.getByLabel('Code from the app').fill(await generate({ secret }));
+  const enrolCode = await generate({ secret });
+  await page.getByLabel('Code from the app').fill(enrolCode);
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.getByRole('heading', { name: 'Two-factor sign-in is on' }).waitFor();
   t.equal(await page.locator('#recovery-codes li').count(), 10, 'ten recovery codes');
@@ -159,7 +160,13 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.getByRole('link', { name: 'Create a key' }).click();
   await page.getByLabel('Authenticator code').waitFor();
   await check('step-up-totp');
-  await page.getByLabel('Authenticator code').fill(await generate({ secret }));
+  await page.getByLabel('Authenticator code').fill(enrolCode);
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByText('That code is not right').waitFor();
+  t.pass('an authenticator code works once (the enrolment code is refused now)');
+  // The next period's code (accepted within the ±30 s tolerance).
+  const nextCode = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+  await page.getByLabel('Authenticator code').fill(nextCode);
   await page.getByRole('button', { name: 'Confirm' }).click();
   await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
   await page.getByLabel('Label').fill('worker');

@@ -39,7 +39,7 @@ for (const [kind, open] of stores) {
     t.teardown(() => store.close());
 
     const user = await store.inviteUser(' Ann@Example.org ', at('2026-11-01T00:00:00Z'));
-    t.match(user, { email: 'ann@example.org', totpSecret: null, totpEnabledAt: null });
+    t.match(user, { email: 'ann@example.org', totpSecret: null, totpEnabledAt: null, totpLastStep: null });
     t.same(await store.inviteUser('ann@example.org'), user, 'inviting twice changes nothing');
     t.same(await store.getUser(user.id), user);
     t.equal(await store.findUserByEmail('nobody@example.org'), null);
@@ -100,6 +100,11 @@ for (const [kind, open] of stores) {
       totpSecret: 'SECRET',
       totpEnabledAt: at('2026-11-25T11:00:00Z'),
     });
+    t.ok(await store.useTotpStep(user.id, 100));
+    t.notOk(await store.useTotpStep(user.id, 100), 'a TOTP step is accepted once');
+    t.notOk(await store.useTotpStep(user.id, 99), 'and never an earlier one');
+    t.ok(await store.useTotpStep(user.id, 101));
+    t.equal((await store.getUser(user.id))?.totpLastStep, 101);
     await store.replaceRecoveryCodes(user.id, ['r1', 'r2']);
     t.equal(await store.countRecoveryCodes(user.id), 2);
     t.ok(await store.useRecoveryCode(user.id, 'r1', now));
