@@ -83,6 +83,33 @@ t.test('console access rules', async (t) => {
   const own = { ws: a.ws, prj: a.prj, key: a.key, user: a.user };
   const foreign = { ws: b.ws, prj: b.prj, key: b.key, user: b.user };
 
+  t.test('headers: CSP without unsafe-inline, security headers, cookies, fingerprinted assets', async (t) => {
+    const page = await fetch(`${server.console}/sign-in`);
+    t.equal(
+      page.headers.get('content-security-policy'),
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    t.equal(page.headers.get('x-frame-options'), 'DENY');
+    t.equal(page.headers.get('x-content-type-options'), 'nosniff');
+    t.equal(page.headers.get('referrer-policy'), 'same-origin');
+    t.equal(page.headers.get('cache-control'), 'no-store');
+    t.match(
+      page.headers.getSetCookie()[0],
+      /^__Host-ipscope-csrf=[\w-]{43}; Path=\/; Secure; HttpOnly; SameSite=Lax; Max-Age=86400$/,
+    );
+    const html = await page.text();
+    t.notMatch(html, / style=|<script>| on[a-z]+=/, 'no inline style, script or handler');
+    for (const asset of html.match(/\/static\/console\.[0-9a-f]{12}\.(css|js)/g)!) {
+      const response = await fetch(server.console + asset);
+      t.equal(response.status, 200, asset);
+      t.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    }
+    t.equal((await fetch(`${server.console}/static/console.000000000000.css`)).status, 404);
+    const session = await new FormClient(server.console).get('/');
+    t.equal(session.status, 303, 'signed out: to the sign-in page');
+    t.match(a.client.cookies.get('__Host-ipscope-session'), /^[\w-]{43}$/);
+  });
+
   t.test('IDOR: foreign IDs in every route and action', async (t) => {
     const before = await snapshot(server, b);
     let attempts = 0;
