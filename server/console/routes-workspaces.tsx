@@ -4,7 +4,8 @@
  * manage members; only an owner gives or takes the owner role, and a workspace keeps one owner.
  */
 import { AccountsError, MEMBER_ROLES, type MemberRole } from '../accounts/index.js';
-import { Forbidden, NotFound, type ConsoleDeps } from './app.js';
+import type { FastifyRequest } from 'fastify';
+import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './app.js';
 import { Csrf, Notice, formatCount, formatDate, renderPage } from './layout.js';
 import { mustManage, workspaceScope } from './scope.js';
 import { DailyChart, Meter, workspaceUsage } from './usage.js';
@@ -311,10 +312,7 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
   });
 
   /** The member named in the path, when the visitor may change them. */
-  async function changeable(
-    request: { params: unknown },
-    visitor: NonNullable<ReturnType<typeof deps.visitor>>,
-  ) {
+  async function changeable(request: FastifyRequest, visitor: Visitor) {
     const { ws, user } = request.params as Params;
     const scope = await workspaceScope(deps, visitor, ws!);
     mustManage(scope);
