@@ -15,4 +15,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // The console's one browser script.
+    files: ['server/console/assets/*.js'],
+    languageOptions: { globals: { document: 'readonly', Element: 'readonly', navigator: 'readonly' } },
+  },
 );

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # `make demo`: serves the demo release (built by `make demo-release` when missing) with a fresh
-# demo key, and prints how to call it. PORT (default 8080) and HOST (default 127.0.0.1) are honoured.
+# demo key and the web console, and prints how to call it and how to sign in to the console offline.
+# PORT (default 8080), CONSOLE_PORT (default 8081) and HOST (default 127.0.0.1) are honoured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEMO="${DEMO_DIR:-var/demo}"
 PORT="${PORT:-8080}"
 HOST="${HOST:-127.0.0.1}"
 ACCOUNTS="$DEMO/accounts.sqlite"
+CONSOLE_PORT="${CONSOLE_PORT:-8081}"
+# http://localhost is a secure context for browsers, so the console's __Host-/Secure cookie works
+# without TLS here (docs/decisions/0017-console.md).
+export CONSOLE_URL="http://localhost:$CONSOLE_PORT"
+export CONSOLE_OUTBOX="$DEMO/outbox"
+export SMTP_URL=""
+DEMO_EMAIL="demo@example.com"
 
 # A fresh accounts file per demo run: one workspace, one project, one key.
 rm -f "$ACCOUNTS" "$ACCOUNTS-wal" "$ACCOUNTS-shm"
 KEY=$(./bin/server.js --accounts-db "$ACCOUNTS" keys create --project demo --label "make demo" | sed -n 's/^key: //p')
 [ -n "$KEY" ] || { echo "could not create the demo key" >&2; exit 1; }
+# The invited demo user owns the demo workspace; a first sign-in link is printed below.
+./bin/server.js --accounts-db "$ACCOUNTS" members add default "$DEMO_EMAIL" --role owner > /dev/null
+LINK=$(./bin/server.js --accounts-db "$ACCOUNTS" invite "$DEMO_EMAIL" --link | sed -n 's/^sign-in link: //p')
+[ -n "$LINK" ] || { echo "could not invite the demo user" >&2; exit 1; }
 
-./bin/server.js --accounts-db "$ACCOUNTS" serve --host "$HOST" --port "$PORT" \
+./bin/server.js --accounts-db "$ACCOUNTS" serve --host "$HOST" --port "$PORT" --console-port "$CONSOLE_PORT" \
   --releases-dir "$DEMO/releases" --log-level "${LOG_LEVEL:-warn}" > "$DEMO/server.out" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true' EXIT INT TERM
@@ -30,6 +42,12 @@ ipscope demo (DEMO DATA: names under reserved example domains, real published ra
   API:   $URL/v1   (OpenAPI: $URL/v1/openapi.json, agent guide: $URL/llms-full.txt)
   MCP:   $URL/mcp
   Key:   $KEY
+
+Console: $CONSOLE_URL
+  Sign in as $DEMO_EMAIL (invited, owner of the demo workspace) with this link (once, 15 minutes):
+    $LINK
+  Later links: ask for one at $CONSOLE_URL/sign-in; it lands in $CONSOLE_OUTBOX/ (one .eml file
+  each) and in the log ($DEMO/server.out), as no SMTP_URL is set.
 
 Try:
   export KEY=$KEY

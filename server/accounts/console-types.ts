@@ -11,6 +11,8 @@ export interface ConsoleUser {
   /** The TOTP secret while enrolling or enrolled; `totpEnabledAt` says whether it is in use. */
   totpSecret: string | null;
   totpEnabledAt: Date | null;
+  /** The last TOTP time step accepted (codes of it and earlier steps are refused). */
+  totpLastStep: number | null;
 }
 
 export interface ConsoleSession {
@@ -55,7 +57,9 @@ export interface ConsoleStore {
   /** Marks an unused, unexpired link used and returns its user; null for any other link. */
   consumeSignInLink(hash: string, now: Date): Promise<string | null>;
 
-  createSession(session: Omit<ConsoleSession, 'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries'>): Promise<void>;
+  createSession(
+    session: Omit<ConsoleSession, 'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries'>,
+  ): Promise<void>;
   getSession(id: string): Promise<ConsoleSession | null>;
   touchSession(id: string, now: Date): Promise<void>;
   /** Gives a session a new id (rotation), with a new authentication time when given. */
@@ -67,6 +71,8 @@ export interface ConsoleStore {
   countStepCodeTry(sessionId: string): Promise<number>;
 
   setTotp(userId: string, secret: string | null, enabledAt: Date | null): Promise<void>;
+  /** Records an accepted TOTP time step; false when it is not later than the last one (a replay). */
+  useTotpStep(userId: string, step: number): Promise<boolean>;
   replaceRecoveryCodes(userId: string, hashes: readonly string[]): Promise<void>;
   /** Uses an unused recovery code of the user; false when there is none with this hash. */
   useRecoveryCode(userId: string, hash: string, now: Date): Promise<boolean>;

@@ -55,6 +55,8 @@ export interface UserTable {
   /** Base32 TOTP secret (two-factor sign-in); set while enrolling, in use once totp_enabled_at is set. */
   totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
   totp_enabled_at: OptionalTime;
+  /** The last TOTP time step accepted: a code of that step or an earlier one is refused (replay). */
+  totp_last_step: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A console session: the row's id is the sha256 of the cookie's token (the token is never stored). */
@@ -237,6 +239,7 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: (schema, d) => [
       schema.alterTable(d.users).addColumn('totp_secret', 'text'),
       schema.alterTable(d.users).addColumn('totp_enabled_at', d.time),
+      schema.alterTable(d.users).addColumn('totp_last_step', d.count),
       schema
         .createTable('console_session')
         .addColumn('id', 'text', (c) => c.primaryKey())

@@ -19,6 +19,7 @@ interface UserRow {
   email: string;
   totp_secret: string | null;
   totp_enabled_at: string | Date | null;
+  totp_last_step: number | string | null;
 }
 
 const toUser = (r: UserRow): ConsoleUser => ({
@@ -26,12 +27,13 @@ const toUser = (r: UserRow): ConsoleUser => ({
   email: r.email,
   totpSecret: r.totp_secret,
   totpEnabledAt: toDateOrNull(r.totp_enabled_at),
+  totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
 });
 
 export function consoleOperations(core: StoreCore): ConsoleStore {
   const { q } = core;
   const users = core.dialect.users;
-  const userColumns = ['id', 'email', 'totp_secret', 'totp_enabled_at'] as const;
+  const userColumns = ['id', 'email', 'totp_secret', 'totp_enabled_at', 'totp_last_step'] as const;
 
   const findUserByEmail = async (email: string) => {
     const row = await core.first(
@@ -136,7 +138,12 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
     },
 
     async touchSession(id, now) {
-      await core.all(q.updateTable('console_session').set({ last_seen_at: iso(now) }).where('id', '=', id));
+      await core.all(
+        q
+          .updateTable('console_session')
+          .set({ last_seen_at: iso(now) })
+          .where('id', '=', id),
+      );
     },
 
     async rotateSession(oldId, newId, authenticatedAt) {
@@ -145,7 +152,10 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
           .updateTable('console_session')
           .set({
             id: newId,
-            ...(authenticatedAt && { authenticated_at: iso(authenticatedAt), last_seen_at: iso(authenticatedAt) }),
+            ...(authenticatedAt && {
+              authenticated_at: iso(authenticatedAt),
+              last_seen_at: iso(authenticatedAt),
+            }),
             step_code_hash: null,
             step_code_expires_at: null,
             step_code_tries: 0,
@@ -168,7 +178,11 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
       await core.all(
         q
           .updateTable('console_session')
-          .set({ step_code_hash: hash, step_code_expires_at: expiresAt && iso(expiresAt), step_code_tries: 0 })
+          .set({
+            step_code_hash: hash,
+            step_code_expires_at: expiresAt && iso(expiresAt),
+            step_code_tries: 0,
+          })
           .where('id', '=', sessionId),
       );
     },
@@ -188,9 +202,21 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
       await core.all(
         q
           .updateTable(users)
-          .set({ totp_secret: secret, totp_enabled_at: enabledAt && iso(enabledAt) })
+          .set({ totp_secret: secret, totp_enabled_at: enabledAt && iso(enabledAt), totp_last_step: null })
           .where('id', '=', userId),
       );
+    },
+
+    async useTotpStep(userId, step) {
+      const rows = await core.all(
+        q
+          .updateTable(users)
+          .set({ totp_last_step: step })
+          .where('id', '=', userId)
+          .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+          .returning('id'),
+      );
+      return rows.length === 1;
     },
 
     async replaceRecoveryCodes(userId, hashes) {

@@ -5,7 +5,12 @@
  * with the CSRF token of its session; every route that names a workspace, project, member or key
  * resolves it through the member's own workspaces (scope.ts), so a foreign ID is a 404.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { AccountsStore, ConsoleSession, ConsoleUser, Plan } from '../accounts/index.js';
 import type { Envelope } from '../call/envelope.js';
 import { loadAssets } from './assets.js';
@@ -170,13 +175,15 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
     limiter: new SendLimiter(options.sendLimits ?? { perAddress: 5, perClient: 20 }, 15 * 60_000),
     page,
     send(reply, html, status = 200) {
-      return reply
-        .code(status)
-        .header('cache-control', 'no-store')
-        // How long the page took to make (session, queries, render), for browsers' tools and the render-time test.
-        .header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`)
-        .type('text/html; charset=utf-8')
-        .send(html);
+      return (
+        reply
+          .code(status)
+          .header('cache-control', 'no-store')
+          // How long the page took to make (session, queries, render), for browsers' tools and the render-time test.
+          .header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`)
+          .type('text/html; charset=utf-8')
+          .send(html)
+      );
     },
     visitor(request, reply) {
       if (request.visitor !== null) return request.visitor;
@@ -230,7 +237,9 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
       .send(asset.body);
   });
 
-  app.get('/favicon.ico', (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
+  app.get('/favicon.ico', (_request, reply) =>
+    reply.code(204).header('cache-control', 'public, max-age=86400').send(),
+  );
 
   registerSignInRoutes(deps);
   registerWorkspaceRoutes(deps);
@@ -243,7 +252,12 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
   );
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof NotFound) {
-      return deps.error(request, reply, 404, 'There is no such page, or it is not in one of your workspaces.');
+      return deps.error(
+        request,
+        reply,
+        404,
+        'There is no such page, or it is not in one of your workspaces.',
+      );
     }
     if (error instanceof Forbidden) return deps.error(request, reply, 403, error.message);
     const status = (error as { statusCode?: number }).statusCode;

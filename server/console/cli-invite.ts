@@ -12,7 +12,9 @@ import { createSignInLink } from './sign-in-link.js';
 export function registerInviteCommand(program: Command): void {
   program
     .command('invite')
-    .description('Invite an e-mail address to the web console (invite-only preview); it signs in by e-mailed link.')
+    .description(
+      'Invite an e-mail address to the web console (invite-only preview); it signs in by e-mailed link.',
+    )
     .argument('<email>', 'the address to invite')
     .option('--link', 'also print a sign-in link for CONSOLE_URL (works once, for 15 minutes)')
     .action(async (email: string, options: { link?: boolean }, command: Command) => {
@@ -21,13 +23,19 @@ export function registerInviteCommand(program: Command): void {
         const { accountsDb } = command.optsWithGlobals<{ accountsDb?: string }>();
         const settings = loadSettings(process.env, accountsDb ? { ACCOUNTS_DB: accountsDb } : {});
         if (options.link && !settings.CONSOLE_URL) {
-          throw new Error('--link needs CONSOLE_URL, the console origin the link opens (e.g. CONSOLE_URL=http://localhost:8081)');
+          throw new Error(
+            '--link needs CONSOLE_URL, the console origin the link opens (e.g. CONSOLE_URL=http://localhost:8081)',
+          );
         }
         store = openConfiguredAccountsStore(settings);
         const user = await store.inviteUser(email);
-        console.log(`invited ${user.email}: they sign in at ${settings.CONSOLE_URL || '<CONSOLE_URL>'}/sign-in`);
+        console.log(
+          `invited ${user.email}: they sign in at ${settings.CONSOLE_URL || '<CONSOLE_URL>'}/sign-in`,
+        );
         if (options.link) {
-          console.log(`sign-in link: ${await createSignInLink(store, new URL(settings.CONSOLE_URL).origin, user.id)}`);
+          console.log(
+            `sign-in link: ${await createSignInLink(store, new URL(settings.CONSOLE_URL).origin, user.id)}`,
+          );
         }
       } catch (error) {
         console.error(`${program.name()}: ${(error as Error).message}`);

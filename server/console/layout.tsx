@@ -71,7 +71,9 @@ export function renderPage(
               <nav class="crumbs" aria-label="Breadcrumb">
                 <ol>
                   {crumbs.map((c) => (
-                    <li>{c.href ? <a href={c.href}>{c.label}</a> : <span aria-current="page">{c.label}</span>}</li>
+                    <li>
+                      {c.href ? <a href={c.href}>{c.label}</a> : <span aria-current="page">{c.label}</span>}
+                    </li>
                   ))}
                 </ol>
               </nav>

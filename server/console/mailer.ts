@@ -52,7 +52,12 @@ export function createMailer(options: MailerOptions): Mailer {
         `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${sequence}.eml`,
       );
       fs.writeFileSync(file, info.message as Buffer, { mode: 0o600 });
-      options.log('console mail written to the outbox', { to: mail.to, subject: mail.subject, file, text: mail.text });
+      options.log('console mail not sent (no SMTP_URL): written to the outbox', {
+        to: mail.to,
+        subject: mail.subject,
+        file,
+        text: mail.text,
+      });
     },
     close: () => {},
   };

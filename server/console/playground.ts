@@ -23,7 +23,11 @@ export const PLAYGROUND_LABEL = 'Playground';
 export const PLAYGROUND_KEY_DAYS = 90;
 
 /** The project's active Playground key, created when there is none. */
-export async function playgroundKey(store: AccountsStore, project: Project, now = new Date()): Promise<KeyRecord> {
+export async function playgroundKey(
+  store: AccountsStore,
+  project: Project,
+  now = new Date(),
+): Promise<KeyRecord> {
   const keys = await store.listKeys({ projectId: project.id });
   const active = keys.find((k) => k.label === PLAYGROUND_LABEL && keyStatus(k, now) === 'active');
   if (active) return active;
@@ -65,7 +69,8 @@ export async function runPlayground(
   const pending = envelope.call(op, { principal }, { from: 'rest', path: args.path, query: args.query });
   const outcome = (isPending(pending) ? await pending : pending) as CallOutcome;
   await outcome.settled;
-  const text = outcome.answer !== null ? jsonText(outcome.answer.json) : JSON.stringify(outcome.refusal!.body);
+  const text =
+    outcome.answer !== null ? jsonText(outcome.answer.json) : JSON.stringify(outcome.refusal!.body);
   return {
     status: outcome.status,
     headers: Object.entries(outcome.headers).sort(([a], [b]) => a.localeCompare(b)),

@@ -2,8 +2,8 @@
  * The account page (two-factor sign-in with an authenticator app: TOTP with otplib, enrolment by
  * QR code, ten recovery codes shown once) and the step-up that key creation asks for when the
  * sign-in is more than ten minutes old: an authenticator or recovery code when two-factor sign-in
- * is on, else an 8-digit code e-mailed to the user (10 minutes, 5 tries). A step-up gives the
- * session a new token.
+ * is on, else an 8-digit code e-mailed to the user (10 minutes, 5 tries). An authenticator code
+ * works once (its time step is recorded). A step-up gives the session a new token.
  */
 import { randomInt } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
@@ -32,23 +32,48 @@ function recoveryCode(): string {
   return `${out.slice(0, 5)}-${out.slice(5)}`;
 }
 
-export async function totpValid(secret: string, code: string): Promise<boolean> {
-  if (!/^\d{6}$/.test(code)) return false;
-  return (await verify({ secret, token: code, epochTolerance: 30 })).valid;
+/**
+ * The TOTP time step of a valid code (±30 s), or null. Steps up to `afterStep` are refused: a code
+ * works once (the store records the step, `useTotpStep`).
+ */
+export async function totpStep(
+  secret: string,
+  code: string,
+  afterStep: number | null,
+): Promise<number | null> {
+  if (!/^\d{6}$/.test(code)) return null;
+  const result = await verify({
+    secret,
+    token: code,
+    epochTolerance: 30,
+    ...(afterStep !== null && { afterTimeStep: afterStep }),
+  });
+  return result.valid && 'timeStep' in result ? result.timeStep : null;
 }
 
 /** An authenticator code, or an unused recovery code (used up here). */
 async function secondFactorValid(deps: ConsoleDeps, user: ConsoleUser, code: string): Promise<boolean> {
   const trimmed = code.replace(/\s/g, '');
-  if (user.totpSecret !== null && (await totpValid(user.totpSecret, trimmed))) return true;
-  return /^[a-z0-9-]{10,11}$/i.test(trimmed) && deps.store.useRecoveryCode(user.id, recoveryHash(user.id, trimmed), new Date());
+  if (user.totpSecret !== null) {
+    const step = await totpStep(user.totpSecret, trimmed, user.totpLastStep);
+    if (step !== null) return deps.store.useTotpStep(user.id, step);
+  }
+  return (
+    /^[a-z0-9-]{10,11}$/i.test(trimmed) &&
+    deps.store.useRecoveryCode(user.id, recoveryHash(user.id, trimmed), new Date())
+  );
 }
 
 export function registerAccountRoutes(deps: ConsoleDeps): void {
   const { app } = deps;
   const twoFactor = (visitor: Visitor) => visitor.user.totpEnabledAt !== null;
 
-  function stepUpPage(request: Parameters<typeof deps.page>[0], visitor: Visitor, next: string, problem?: string) {
+  function stepUpPage(
+    request: Parameters<typeof deps.page>[0],
+    visitor: Visitor,
+    next: string,
+    problem?: string,
+  ) {
     const ctx = deps.page(request);
     const sent =
       visitor.session.stepCodeHash !== null &&
@@ -60,7 +85,13 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
         <input type="hidden" name="next" value={next} />
         <label>
           {label}
-          <input name="code" autocomplete="one-time-code" inputMode={twoFactor(visitor) ? 'text' : 'numeric'} required maxLength={20} />
+          <input
+            name="code"
+            autocomplete="one-time-code"
+            inputMode={twoFactor(visitor) ? 'text' : 'numeric'}
+            required
+            maxLength={20}
+          />
           <span class="hint">{hint}</span>
         </label>
         <div>
@@ -72,9 +103,14 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
       <p>Creating a key needs a sign-in from the last ten minutes.</p>,
       problem && <Notice kind="error">{problem}</Notice>,
       twoFactor(visitor)
-        ? codeForm('Authenticator code', 'The 6-digit code of your authenticator app, or one of your recovery codes.')
+        ? codeForm(
+            'Authenticator code',
+            'The 6-digit code of your authenticator app, or one of your recovery codes.',
+          )
         : [
-            sent && <Notice kind="ok">We e-mailed a code to {visitor.user.email}. It works for 10 minutes.</Notice>,
+            sent && (
+              <Notice kind="ok">We e-mailed a code to {visitor.user.email}. It works for 10 minutes.</Notice>
+            ),
             sent && codeForm('Code from the e-mail', 'The 8 digits from the message.'),
             <form class="stack" method="post" action="/step-up/send">
               <Csrf ctx={ctx} />
@@ -103,10 +139,18 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
     const next = safeNext((request.body as Body).next);
     if (twoFactor(visitor)) return reply.redirect(`/step-up?next=${encodeURIComponent(next)}`, 303);
     if (!deps.limiter.take(visitor.user.email, request.ip)) {
-      return deps.send(reply, stepUpPage(request, visitor, next, 'Too many codes were asked for: wait a few minutes.'), 429);
+      return deps.send(
+        reply,
+        stepUpPage(request, visitor, next, 'Too many codes were asked for: wait a few minutes.'),
+        429,
+      );
     }
     const code = String(randomInt(0, 100_000_000)).padStart(8, '0');
-    await deps.store.setStepCode(visitor.session.id, stepCodeHash(visitor.session.id, code), new Date(Date.now() + STEP_CODE_MS));
+    await deps.store.setStepCode(
+      visitor.session.id,
+      stepCodeHash(visitor.session.id, code),
+      new Date(Date.now() + STEP_CODE_MS),
+    );
     await deps.mailer.send({
       to: visitor.user.email,
       subject: `ipscope console code: ${code}`,
@@ -135,11 +179,17 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
     }
     if (!ok) {
       const tries = await deps.store.countStepCodeTry(visitor.session.id);
-      if (!twoFactor(visitor) && tries >= STEP_CODE_TRIES) await deps.store.setStepCode(visitor.session.id, null, null);
+      if (!twoFactor(visitor) && tries >= STEP_CODE_TRIES)
+        await deps.store.setStepCode(visitor.session.id, null, null);
       const refreshed = (await deps.store.getSession(visitor.session.id)) ?? visitor.session;
       return deps.send(
         reply,
-        stepUpPage(request, { ...visitor, session: refreshed }, next, 'That code is not right, or it has expired.'),
+        stepUpPage(
+          request,
+          { ...visitor, session: refreshed },
+          next,
+          'That code is not right, or it has expired.',
+        ),
         400,
       );
     }
@@ -169,33 +219,35 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
         </section>,
         <section class="card">
           <h2>Two-factor sign-in</h2>
-          {twoFactor(visitor) ? (
-            [
-              <p>
-                On: creating a key asks for a code of your authenticator app. {left} unused recovery codes left.
-              </p>,
-              <form class="stack" method="post" action="/account/totp/disable">
-                <Csrf ctx={ctx} />
-                <label>
-                  Authenticator or recovery code
-                  <input name="code" autocomplete="one-time-code" required maxLength={20} />
-                </label>
-                <div>
-                  <button class="danger" type="submit">
-                    Turn off two-factor sign-in
-                  </button>
-                </div>
-              </form>,
-            ]
-          ) : (
-            [
-              <p>Off: creating a key asks for a code e-mailed to you. Turn it on to use an authenticator app instead.</p>,
-              <form method="post" action="/account/totp/start">
-                <Csrf ctx={ctx} />
-                <button type="submit">Set up an authenticator app</button>
-              </form>,
-            ]
-          )}
+          {twoFactor(visitor)
+            ? [
+                <p>
+                  On: creating a key asks for a code of your authenticator app. {left} unused recovery codes
+                  left.
+                </p>,
+                <form class="stack" method="post" action="/account/totp/disable">
+                  <Csrf ctx={ctx} />
+                  <label>
+                    Authenticator or recovery code
+                    <input name="code" autocomplete="one-time-code" required maxLength={20} />
+                  </label>
+                  <div>
+                    <button class="danger" type="submit">
+                      Turn off two-factor sign-in
+                    </button>
+                  </div>
+                </form>,
+              ]
+            : [
+                <p>
+                  Off: creating a key asks for a code e-mailed to you. Turn it on to use an authenticator app
+                  instead.
+                </p>,
+                <form method="post" action="/account/totp/start">
+                  <Csrf ctx={ctx} />
+                  <button type="submit">Set up an authenticator app</button>
+                </form>,
+              ]}
         </section>,
       ]),
     );
@@ -240,17 +292,29 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
     if (!visitor) return reply;
     const secret = visitor.user.totpSecret;
     const code = ((request.body as Body).code ?? '').trim();
-    if (twoFactor(visitor) || secret === null || !(await totpValid(secret, code))) {
-      return deps.error(request, reply, 400, 'That code is not right: start the set-up again from the account page.');
+    const step = secret === null ? null : await totpStep(secret, code, null);
+    if (twoFactor(visitor) || secret === null || step === null) {
+      return deps.error(
+        request,
+        reply,
+        400,
+        'That code is not right: start the set-up again from the account page.',
+      );
     }
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
-    await deps.store.replaceRecoveryCodes(visitor.user.id, codes.map((c) => recoveryHash(visitor.user.id, c)));
+    await deps.store.replaceRecoveryCodes(
+      visitor.user.id,
+      codes.map((c) => recoveryHash(visitor.user.id, c)),
+    );
     await deps.store.setTotp(visitor.user.id, secret, new Date());
+    await deps.store.useTotpStep(visitor.user.id, step);
     await deps.rotateSession(request, reply, visitor);
     return deps.send(
       reply,
       renderPage(deps.page(request), 'Two-factor sign-in is on', [
-        <Notice kind="ok">Keep these recovery codes somewhere safe: each works once, instead of an app code.</Notice>,
+        <Notice kind="ok">
+          Keep these recovery codes somewhere safe: each works once, instead of an app code.
+        </Notice>,
         <ul class="codes" id="recovery-codes">
           {codes.map((c) => (
             <li>{c}</li>

@@ -22,11 +22,17 @@ const NOTICES: Record<string, string> = {
 export const fresh = (visitor: Visitor, now = Date.now()) =>
   now - visitor.session.authenticatedAt.getTime() < STEP_UP_FRESH_MS;
 
-export function projectCrumbs(workspace: { id: string; name: string }, project: { id: string; name: string }, last?: string): Crumb[] {
+export function projectCrumbs(
+  workspace: { id: string; name: string },
+  project: { id: string; name: string },
+  last?: string,
+): Crumb[] {
   const crumbs: Crumb[] = [
     { label: 'Workspaces', href: '/' },
     { label: workspace.name, href: `/w/${workspace.id}` },
-    last === undefined ? { label: project.name } : { label: project.name, href: `/w/${workspace.id}/p/${project.id}` },
+    last === undefined
+      ? { label: project.name }
+      : { label: project.name, href: `/w/${workspace.id}/p/${project.id}` },
   ];
   if (last !== undefined) crumbs.push({ label: last });
   return crumbs;
@@ -105,7 +111,9 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
                         <tr>
                           <td>
                             {k.label}
-                            {k.label === PLAYGROUND_LABEL && <span class="muted"> (used by the playground)</span>}
+                            {k.label === PLAYGROUND_LABEL && (
+                              <span class="muted"> (used by the playground)</span>
+                            )}
                           </td>
                           <td class="mono">{k.display}</td>
                           <td>{formatDate(k.createdAt)}</td>
@@ -118,7 +126,10 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
                           {scope.manages && (
                             <td>
                               {state === 'active' && (
-                                <a href={`${base}/keys/${k.id}/revoke`} aria-label={`Revoke ${k.label} (${k.display})`}>
+                                <a
+                                  href={`${base}/keys/${k.id}/revoke`}
+                                  aria-label={`Revoke ${k.label} (${k.display})`}
+                                >
                                   Revoke
                                 </a>
                               )}
@@ -132,12 +143,17 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
               </div>
             )}
             <p class="muted">
-              A workspace has at most {MAX_ACTIVE_KEYS_PER_WORKSPACE} active keys; revoked and expired keys do not count.
+              A workspace has at most {MAX_ACTIVE_KEYS_PER_WORKSPACE} active keys; revoked and expired keys do
+              not count.
             </p>
           </section>,
           <section class="card">
             <h2>Usage this month</h2>
-            <Meter used={usage.byProject.get(project.id) ?? 0} limit={project.monthlyCap} label="Project cap" />
+            <Meter
+              used={usage.byProject.get(project.id) ?? 0}
+              limit={project.monthlyCap}
+              label="Project cap"
+            />
             <Meter used={usage.used} limit={usage.plan.monthlyQuota} label="Workspace quota" />
             <DailyChart
               month={usage.month}
@@ -178,7 +194,12 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
     mustManage(scope);
     const raw = ((request.body as Body).cap ?? '').trim().replace(/[ ,_]/g, '');
     if (raw !== '' && (!/^\d{1,15}$/.test(raw) || !Number.isSafeInteger(Number(raw)))) {
-      return deps.error(request, reply, 400, 'A cap is a whole number of requests, e.g. 5000, or empty for none.');
+      return deps.error(
+        request,
+        reply,
+        400,
+        'A cap is a whole number of requests, e.g. 5000, or empty for none.',
+      );
     }
     await deps.store.setProjectCap(scope.project.id, raw === '' ? null : Number(raw));
     return reply.redirect(`/w/${scope.workspace.id}/p/${scope.project.id}?done=cap`, 303);
@@ -191,7 +212,8 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
     const scope = await projectScope(deps, visitor, ws!, prj!);
     mustManage(scope);
     const base = `/w/${scope.workspace.id}/p/${scope.project.id}`;
-    if (!fresh(visitor)) return reply.redirect(`/step-up?next=${encodeURIComponent(`${base}/keys/new`)}`, 303);
+    if (!fresh(visitor))
+      return reply.redirect(`/step-up?next=${encodeURIComponent(`${base}/keys/new`)}`, 303);
     const ctx = deps.page(request);
     return deps.send(
       reply,
@@ -208,7 +230,9 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
           <label>
             Expires on (optional)
             <input type="date" name="expires" />
-            <span class="hint">Empty: the key never expires. It stops working at the end of that day (UTC).</span>
+            <span class="hint">
+              Empty: the key never expires. It stops working at the end of that day (UTC).
+            </span>
           </label>
           <div>
             <button type="submit">Create key</button>
@@ -226,14 +250,23 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
     const scope = await projectScope(deps, visitor, ws!, prj!);
     mustManage(scope);
     const base = `/w/${scope.workspace.id}/p/${scope.project.id}`;
-    if (!fresh(visitor)) return reply.redirect(`/step-up?next=${encodeURIComponent(`${base}/keys/new`)}`, 303);
+    if (!fresh(visitor))
+      return reply.redirect(`/step-up?next=${encodeURIComponent(`${base}/keys/new`)}`, 303);
     const body = request.body as Body;
     const label = (body.label ?? '').trim();
     const now = new Date();
     const expiresAt = expiryOf(body.expires, now);
-    if (label.length < 1 || label.length > 100) return deps.error(request, reply, 400, 'A label has 1 to 100 characters.');
-    if (label === PLAYGROUND_LABEL) return deps.error(request, reply, 400, `The label "${PLAYGROUND_LABEL}" is kept for the playground's key.`);
-    if (expiresAt === undefined) return deps.error(request, reply, 400, 'The expiry is a future date like 2027-01-31, or empty.');
+    if (label.length < 1 || label.length > 100)
+      return deps.error(request, reply, 400, 'A label has 1 to 100 characters.');
+    if (label === PLAYGROUND_LABEL)
+      return deps.error(
+        request,
+        reply,
+        400,
+        `The label "${PLAYGROUND_LABEL}" is kept for the playground's key.`,
+      );
+    if (expiresAt === undefined)
+      return deps.error(request, reply, 400, 'The expiry is a future date like 2027-01-31, or empty.');
     let created;
     try {
       created = await deps.store.createKey({ projectId: scope.project.id, label, expiresAt }, now);
@@ -249,7 +282,8 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
         'Your new API key',
         [
           <Notice kind="ok">
-            Copy the key now: it is shown only this once. Afterwards the console shows only {created.record.display}.
+            Copy the key now: it is shown only this once. Afterwards the console shows only{' '}
+            {created.record.display}.
           </Notice>,
           <div class="secret">
             <output id="new-key" aria-label="New API key">
@@ -288,8 +322,8 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
         'Revoke this key?',
         [
           <p>
-            <strong>{scope.key.label}</strong> (<span class="mono">{scope.key.display}</span>) stops working at once:
-            every request with it gets 401. This cannot be undone.
+            <strong>{scope.key.label}</strong> (<span class="mono">{scope.key.display}</span>) stops working
+            at once: every request with it gets 401. This cannot be undone.
           </p>,
           <form class="actions" method="post" action={`${base}/keys/${scope.key.id}/revoke`}>
             <Csrf ctx={ctx} />

@@ -17,7 +17,17 @@ type Body = Record<string, string | undefined>;
 
 const opById = (id: unknown): Operation => OPERATIONS.find((op) => op.id === id) ?? OPERATIONS[0]!;
 
-function OperationForm({ ctx, op, action, values }: { ctx: PageContext; op: Operation; action: string; values: Body }) {
+function OperationForm({
+  ctx,
+  op,
+  action,
+  values,
+}: {
+  ctx: PageContext;
+  op: Operation;
+  action: string;
+  values: Body;
+}) {
   const path = op.pathParameter && PATH_PARAMETERS[op.pathParameter];
   return (
     <form class="stack" method="post" action={action}>
@@ -137,8 +147,8 @@ export function registerPlaygroundRoutes(deps: ConsoleDeps): void {
         'Playground',
         [
           <p class="muted">
-            Runs count like any request. They use the project's key labelled “Playground”, which the console creates
-            on the first run, keeps to itself, and replaces after {PLAYGROUND_KEY_DAYS} days.
+            Runs count like any request. They use the project's key labelled “Playground”, which the console
+            creates on the first run, keeps to itself, and replaces after {PLAYGROUND_KEY_DAYS} days.
           </p>,
           <section class="card">
             <form class="actions" method="get" action={base}>

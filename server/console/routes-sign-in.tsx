@@ -106,12 +106,16 @@ export function registerSignInRoutes(deps: ConsoleDeps): void {
 
   app.post('/sign-in/link', async (request, reply) => {
     const token = (request.body as Record<string, string>).token ?? '';
-    const userId = /^[\w-]{43}$/.test(token) ? await deps.store.consumeSignInLink(sha256(token), new Date()) : null;
+    const userId = /^[\w-]{43}$/.test(token)
+      ? await deps.store.consumeSignInLink(sha256(token), new Date())
+      : null;
     if (userId === null) {
       return deps.send(
         reply,
         renderPage(deps.page(request), 'This link no longer works', [
-          <Notice kind="error">Sign-in links work once and for 15 minutes. This one was used or has expired.</Notice>,
+          <Notice kind="error">
+            Sign-in links work once and for 15 minutes. This one was used or has expired.
+          </Notice>,
           <p>
             <a href="/sign-in">Ask for a new link</a>
           </p>,

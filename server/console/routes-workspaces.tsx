@@ -4,7 +4,8 @@
  * manage members; only an owner gives or takes the owner role, and a workspace keeps one owner.
  */
 import { AccountsError, MEMBER_ROLES, type MemberRole } from '../accounts/index.js';
-import { Forbidden, NotFound, type ConsoleDeps } from './app.js';
+import type { FastifyRequest } from 'fastify';
+import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './app.js';
 import { Csrf, Notice, formatCount, formatDate, renderPage } from './layout.js';
 import { mustManage, workspaceScope } from './scope.js';
 import { DailyChart, Meter, workspaceUsage } from './usage.js';
@@ -36,7 +37,8 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
             <ul>
               {memberships.map((m) => (
                 <li>
-                  <a href={`/w/${m.workspace.id}`}>{m.workspace.name}</a> <span class="muted">({m.role})</span>
+                  <a href={`/w/${m.workspace.id}`}>{m.workspace.name}</a>{' '}
+                  <span class="muted">({m.role})</span>
                 </li>
               ))}
             </ul>
@@ -90,8 +92,9 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
         scope.workspace.name,
         [
           <p class="muted">
-            Plan: {usage.plan.name === 'free' ? 'Free' : usage.plan.name} · {formatCount(usage.plan.requestsPerMinute)}{' '}
-            requests per minute · your role: {scope.role} · <a href={`${base}/members`}>Members</a>
+            Plan: {usage.plan.name === 'free' ? 'Free' : usage.plan.name} ·{' '}
+            {formatCount(usage.plan.requestsPerMinute)} requests per minute · your role: {scope.role} ·{' '}
+            <a href={`${base}/members`}>Members</a>
           </p>,
           <section class="card">
             <h2>Usage this month</h2>
@@ -206,16 +209,13 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
                             <div class="actions">
                               <form class="actions" method="post" action={`${base}/${m.userId}/role`}>
                                 <Csrf ctx={ctx} />
-                                <label class="inline">
-                                  <span class="skip">Role of {m.email}</span>
-                                  <select name="role" aria-label={`Role of ${m.email}`}>
-                                    {grantable.map((r) => (
-                                      <option value={r} selected={r === m.role}>
-                                        {r}
-                                      </option>
-                                    ))}
-                                  </select>
-                                </label>
+                                <select name="role" aria-label={`Role of ${m.email}`}>
+                                  {grantable.map((r) => (
+                                    <option value={r} selected={r === m.role}>
+                                      {r}
+                                    </option>
+                                  ))}
+                                </select>
                                 <button class="secondary" type="submit">
                                   Save
                                 </button>
@@ -285,11 +285,18 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
     const body = request.body as Body;
     const role = roleOf(body.role);
     if (role === null) return deps.error(request, reply, 400, `Choose a role: ${MEMBER_ROLES.join(', ')}.`);
-    if (role === 'owner' && scope.role !== 'owner') throw new Forbidden('Only an owner can make someone an owner.');
+    if (role === 'owner' && scope.role !== 'owner')
+      throw new Forbidden('Only an owner can make someone an owner.');
     const existing = (await deps.store.listMembers(scope.workspace.id)).find(
       (m) => m.email === (body.email ?? '').trim().toLowerCase(),
     );
-    if (existing) return deps.error(request, reply, 400, `${existing.email} is already a member: change their role instead.`);
+    if (existing)
+      return deps.error(
+        request,
+        reply,
+        400,
+        `${existing.email} is already a member: change their role instead.`,
+      );
     try {
       const member = await deps.store.addMember(scope.workspace.id, body.email ?? '', role);
       await deps.mailer.send({
@@ -305,15 +312,17 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
   });
 
   /** The member named in the path, when the visitor may change them. */
-  async function changeable(request: { params: unknown }, visitor: NonNullable<ReturnType<typeof deps.visitor>>) {
+  async function changeable(request: FastifyRequest, visitor: Visitor) {
     const { ws, user } = request.params as Params;
     const scope = await workspaceScope(deps, visitor, ws!);
     mustManage(scope);
     const members = await deps.store.listMembers(scope.workspace.id);
     const member = members.find((m) => m.userId === user);
     if (!member) throw new NotFound();
-    if (member.userId === visitor.user.id) throw new Forbidden('Ask another owner or admin to change your own role.');
-    if (member.role === 'owner' && scope.role !== 'owner') throw new Forbidden('Only an owner can change an owner.');
+    if (member.userId === visitor.user.id)
+      throw new Forbidden('Ask another owner or admin to change your own role.');
+    if (member.role === 'owner' && scope.role !== 'owner')
+      throw new Forbidden('Only an owner can change an owner.');
     return { scope, member, owners: members.filter((m) => m.role === 'owner').length };
   }
 
@@ -323,7 +332,8 @@ export function registerWorkspaceRoutes(deps: ConsoleDeps): void {
     const { scope, member, owners } = await changeable(request, visitor);
     const role = roleOf((request.body as Body).role);
     if (role === null) return deps.error(request, reply, 400, `Choose a role: ${MEMBER_ROLES.join(', ')}.`);
-    if (role === 'owner' && scope.role !== 'owner') throw new Forbidden('Only an owner can make someone an owner.');
+    if (role === 'owner' && scope.role !== 'owner')
+      throw new Forbidden('Only an owner can make someone an owner.');
     if (member.role === 'owner' && role !== 'owner' && owners <= 1) {
       throw new Forbidden('A workspace keeps at least one owner.');
     }

@@ -16,7 +16,11 @@ export interface WorkspaceScope {
 
 const ID = /^[a-z]{2,3}_[0-9a-z]{16}$/;
 
-export async function workspaceScope(deps: ConsoleDeps, visitor: Visitor, workspaceId: string): Promise<WorkspaceScope> {
+export async function workspaceScope(
+  deps: ConsoleDeps,
+  visitor: Visitor,
+  workspaceId: string,
+): Promise<WorkspaceScope> {
   if (!ID.test(workspaceId)) throw new NotFound();
   const role = await deps.store.memberRole(workspaceId, visitor.user.id);
   if (role === null) throw new NotFound();
@@ -34,7 +38,8 @@ export async function projectScope(
   const scope = await workspaceScope(deps, visitor, workspaceId);
   if (!ID.test(projectId)) throw new NotFound();
   const project = await deps.store.findProject(projectId, scope.workspace.id);
-  if (project === null || project.id !== projectId || project.workspaceId !== scope.workspace.id) throw new NotFound();
+  if (project === null || project.id !== projectId || project.workspaceId !== scope.workspace.id)
+    throw new NotFound();
   return { ...scope, project };
 }
 
@@ -48,7 +53,8 @@ export async function keyScope(
   const scope = await projectScope(deps, visitor, workspaceId, projectId);
   if (!ID.test(keyId)) throw new NotFound();
   const key = await deps.store.getKey(keyId);
-  if (key === null || key.projectId !== scope.project.id || key.workspaceId !== scope.workspace.id) throw new NotFound();
+  if (key === null || key.projectId !== scope.project.id || key.workspaceId !== scope.workspace.id)
+    throw new NotFound();
   return { ...scope, key };
 }
 

@@ -32,7 +32,8 @@ export async function startConsole(
     smtpUrl: settings.SMTP_URL,
     from: settings.MAIL_FROM,
     outbox: settings.CONSOLE_OUTBOX,
-    log: (message, fields) => log.info(fields ?? {}, message),
+    // warn: without SMTP_URL no mail leaves the machine, and the link must reach the log at any level but error.
+    log: (message, fields) => log.warn(fields ?? {}, message),
   });
   const plans = new PlanBook(freePlan(settings), store, 5_000);
   const options = {
@@ -49,9 +50,12 @@ export async function startConsole(
     await app.listen({ port: settings.CONSOLE_PORT, host: settings.HOST });
   } catch (error) {
     mailer.close();
-    throw new Error(`cannot listen for the console on ${settings.HOST}:${settings.CONSOLE_PORT}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(
+      `cannot listen for the console on ${settings.HOST}:${settings.CONSOLE_PORT}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (configured.port === '0') {
     const address = app.server.address();

@@ -24,12 +24,20 @@ export function daysIn(month: string): number {
   return new Date(Date.UTC(y, m, 0)).getUTCDate();
 }
 
-export async function workspaceUsage(deps: ConsoleDeps, workspace: Workspace, now = new Date()): Promise<WorkspaceUsage> {
+export async function workspaceUsage(
+  deps: ConsoleDeps,
+  workspace: Workspace,
+  now = new Date(),
+): Promise<WorkspaceUsage> {
   const month = usageMonth(now);
   const [plan, rows, daily] = await Promise.all([
     deps.planLimits(effectivePlan(workspace, now)),
     deps.store.listUsage(month, { workspaceId: workspace.id }),
-    deps.store.listDailyUsage(workspace.id, `${month}-01`, `${month}-${String(daysIn(month)).padStart(2, '0')}`),
+    deps.store.listDailyUsage(
+      workspace.id,
+      `${month}-01`,
+      `${month}-${String(daysIn(month)).padStart(2, '0')}`,
+    ),
   ]);
   const byProject = new Map<string, number>();
   let used = 0;
@@ -54,7 +62,8 @@ export function Meter({ used, limit, label }: { used: number; limit: number | nu
   return (
     <div>
       <p>
-        {label}: <strong>{formatCount(used)}</strong> of {formatCount(limit)} requests ({Math.round(share * 100)}%)
+        {label}: <strong>{formatCount(used)}</strong> of {formatCount(limit)} requests (
+        {Math.round(share * 100)}%)
       </p>
       <svg class="meter" viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true">
         <rect class="meter-bar" x={0} y={0} width={Number((share * 100).toFixed(1))} height={4} />
@@ -69,7 +78,15 @@ const PAD_LEFT = 44;
 const PAD_BOTTOM = 22;
 
 /** Bars of counted requests per day of the month, with a table of the same numbers for screen readers. */
-export function DailyChart({ month, daily, title }: { month: string; daily: readonly DailyUsage[]; title: string }) {
+export function DailyChart({
+  month,
+  daily,
+  title,
+}: {
+  month: string;
+  daily: readonly DailyUsage[];
+  title: string;
+}) {
   const days = daysIn(month);
   const counts = new Array<number>(days).fill(0);
   for (const d of daily) {
@@ -96,7 +113,13 @@ export function DailyChart({ month, daily, title }: { month: string; daily: read
         {counts.map((count, i) => {
           const h = (count / max) * plotH;
           return (
-            <rect class="bar" x={PAD_LEFT + i * slot + 1} y={10 + plotH - h} width={Math.max(1, slot - 2)} height={h}>
+            <rect
+              class="bar"
+              x={PAD_LEFT + i * slot + 1}
+              y={10 + plotH - h}
+              width={Math.max(1, slot - 2)}
+              height={h}
+            >
               <title>{`${month}-${String(i + 1).padStart(2, '0')}: ${formatCount(count)}`}</title>
             </rect>
           );

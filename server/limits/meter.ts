@@ -65,7 +65,8 @@ export class CountingMeter implements Meter {
       result.ticket!,
       limitHeaders(plan, cap, result),
       plan.maxPageSize,
-      this.keptBy(principal),
+      principal,
+      this.options.onKept,
     );
   }
 
@@ -103,7 +104,8 @@ export class CountingMeter implements Meter {
       result.ticket!,
       headers,
       plan.maxPageSize,
-      this.keptBy(principal),
+      principal,
+      this.options.onKept,
     );
   }
 
@@ -122,13 +124,14 @@ class CountedReservation implements Reservation {
     /** The limit headers with this unit counted. */
     private readonly headers: Record<string, string>,
     readonly maxPageSize: number,
-    private readonly onKept?: () => void,
+    private readonly principal: KeyPrincipal,
+    private readonly onKept?: (principal: KeyPrincipal) => void,
   ) {}
 
   commit(): Settled {
     if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
-    this.onKept?.();
+    this.onKept?.(this.principal);
     this.settled = { headers: this.headers, done: Promise.resolve() };
     return this.settled;
   }

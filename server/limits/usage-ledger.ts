@@ -15,8 +15,8 @@ export interface UsageLedgerOptions {
 
 export class UsageLedger {
   private pending = new Map<string, UsageDelta>();
-  /** Kept units per key and UTC day (the console's usage chart and `last used`). */
-  private daily = new Map<string, DailyUsage>();
+  /** Kept units per UTC day and key (the console's usage chart and `last used`). */
+  private daily = new Map<string, Map<string, DailyUsage>>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | null = null;
   private closed = false;
@@ -35,11 +35,12 @@ export class UsageLedger {
 
   /** One kept unit of a key on `day` (YYYY-MM-DD, default today in UTC): a map update, written with the next flush. */
   addDay(principal: KeyPrincipal, day: string = this.today()): void {
-    const key = `${principal.keyId}\u0000${day}`;
-    const entry = this.daily.get(key);
+    let keys = this.daily.get(day);
+    if (keys === undefined) this.daily.set(day, (keys = new Map()));
+    const entry = keys.get(principal.keyId);
     if (entry) entry.count += 1;
     else
-      this.daily.set(key, {
+      keys.set(principal.keyId, {
         keyId: principal.keyId,
         projectId: principal.projectId,
         workspaceId: principal.workspaceId,
@@ -77,18 +78,23 @@ export class UsageLedger {
     this.flushing = (async () => {
       try {
         if (daily.size > 0 && this.options.store.addDailyUsage) {
+          const rows = [...daily.values()].flatMap((keys) => [...keys.values()]);
           try {
-            await this.options.store.addDailyUsage([...daily.values()], new Date());
+            await this.options.store.addDailyUsage(rows, new Date());
           } catch (error) {
-            for (const [key, row] of daily) {
-              const later = this.daily.get(key);
+            // Back in front of what arrived meanwhile, for the next flush.
+            for (const row of rows) {
+              let keys = this.daily.get(row.day);
+              if (keys === undefined) this.daily.set(row.day, (keys = new Map()));
+              const later = keys.get(row.keyId);
               if (later) row.count += later.count;
-              this.daily.set(key, row);
+              keys.set(row.keyId, row);
             }
             throw error;
           }
         }
-        if (batch.size > 0) await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
+        if (batch.size > 0)
+          await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
       } catch (error) {
         // Put the batch back in front of what arrived meanwhile; the next flush retries it.
         for (const [key, delta] of batch) {

@@ -8,6 +8,7 @@
  *   with another session's, is refused (403) and changes nothing;
  * - sign-in links: a used link and an expired one are refused; an address that is not invited gets
  *   the same page as one that is, and no mail;
+ * - sessions: idle and absolute expiry, a new token at sign-in and step-up, sign-out in the store;
  * - render time: p95 of a console page under 50 ms.
  */
 import t from 'tap';
@@ -64,7 +65,8 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; form?: Record<string, stri
   { method: 'POST', path: '/w/:ws/p/:prj/playground', form: { op: 'ping' } },
 ];
 
-const fill = (path: string, ids: Record<string, string>) => path.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
+const fill = (path: string, ids: Record<string, string>) =>
+  path.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
 
 async function snapshot(server: ConsoleServer, x: Tenant) {
   return {
@@ -80,6 +82,33 @@ t.test('console access rules', async (t) => {
   const b = await tenant(server, 'beta');
   const own = { ws: a.ws, prj: a.prj, key: a.key, user: a.user };
   const foreign = { ws: b.ws, prj: b.prj, key: b.key, user: b.user };
+
+  t.test('headers: CSP without unsafe-inline, security headers, cookies, fingerprinted assets', async (t) => {
+    const page = await fetch(`${server.console}/sign-in`);
+    t.equal(
+      page.headers.get('content-security-policy'),
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    t.equal(page.headers.get('x-frame-options'), 'DENY');
+    t.equal(page.headers.get('x-content-type-options'), 'nosniff');
+    t.equal(page.headers.get('referrer-policy'), 'same-origin');
+    t.equal(page.headers.get('cache-control'), 'no-store');
+    t.match(
+      page.headers.getSetCookie()[0],
+      /^__Host-ipscope-csrf=[\w-]{43}; Path=\/; Secure; HttpOnly; SameSite=Lax; Max-Age=86400$/,
+    );
+    const html = await page.text();
+    t.notMatch(html, / style=|<script>| on[a-z]+=/, 'no inline style, script or handler');
+    for (const asset of html.match(/\/static\/console\.[0-9a-f]{12}\.(css|js)/g)!) {
+      const response = await fetch(server.console + asset);
+      t.equal(response.status, 200, asset);
+      t.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    }
+    t.equal((await fetch(`${server.console}/static/console.000000000000.css`)).status, 404);
+    const session = await new FormClient(server.console).get('/');
+    t.equal(session.status, 303, 'signed out: to the sign-in page');
+    t.match(a.client.cookies.get('__Host-ipscope-session'), /^[\w-]{43}$/);
+  });
 
   t.test('IDOR: foreign IDs in every route and action', async (t) => {
     const before = await snapshot(server, b);
@@ -111,48 +140,66 @@ t.test('console access rules', async (t) => {
     for (const route of ROUTES.filter((r) => r.method === 'POST' || /new|revoke|playground/.test(r.path))) {
       const path = fill(route.path, { ...own, user: a.user });
       const response =
-        route.method === 'GET' ? await m.get(path) : await m.post(path, { _csrf: await m.csrf('/'), ...route.form });
+        route.method === 'GET'
+          ? await m.get(path)
+          : await m.post(path, { _csrf: await m.csrf('/'), ...route.form });
       t.equal(response.status, 403, `${route.method} ${route.path} refused to a member`);
     }
     t.same(await snapshot(server, a), before, 'nothing changed');
   });
 
-  t.test('forgery: every form from a foreign origin, without Origin, or without the CSRF token', async (t) => {
-    const forms = [
-      ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({ path: fill(r.path, own), form: r.form! })),
-      { path: '/workspaces', form: { name: 'forged' } },
-      { path: '/sign-out', form: {} },
-      { path: '/step-up', form: { code: '12345678' } },
-      { path: '/step-up/send', form: {} },
-      { path: '/account/totp/start', form: {} },
-      { path: '/account/totp/confirm', form: { code: '123456' } },
-      { path: '/account/totp/disable', form: { code: '123456' } },
-      { path: '/account/sign-out-everywhere', form: {} },
-    ];
-    const before = await snapshot(server, a);
-    const mails = server.sink.mails.length;
-    const csrf = await a.client.csrf('/');
-    const otherCsrf = await b.client.csrf('/');
-    for (const { path, form } of forms) {
-      const tries = {
-        'foreign Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: 'https://evil.example' }),
-        'no Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: null }),
-        'no CSRF token': await a.client.post(path, form),
-        "another session's token": await a.client.post(path, { _csrf: otherCsrf, ...form }),
-      };
-      for (const [how, response] of Object.entries(tries)) t.equal(response.status, 403, `${path}: ${how}`);
-    }
-    const anonymous = new FormClient(server.console);
-    const anonymousCsrf = await anonymous.csrf('/sign-in');
-    for (const path of ['/sign-in', '/sign-in/link']) {
-      t.equal((await anonymous.post(path, { _csrf: anonymousCsrf, email: 'owner@alpha.test' }, { origin: 'https://evil.example' })).status, 403);
-      t.equal((await anonymous.post(path, { email: 'owner@alpha.test' })).status, 403);
-    }
-    t.same(await snapshot(server, a), before, 'nothing changed');
-    t.equal((await a.client.get('/')).status, 200, 'the session is still open (sign-out was refused too)');
-    await new Promise((r) => setTimeout(r, 200));
-    t.equal(server.sink.mails.length, mails, 'no mail was sent');
-  });
+  t.test(
+    'forgery: every form from a foreign origin, without Origin, or without the CSRF token',
+    async (t) => {
+      const forms = [
+        ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({ path: fill(r.path, own), form: r.form! })),
+        { path: '/workspaces', form: { name: 'forged' } },
+        { path: '/sign-out', form: {} },
+        { path: '/step-up', form: { code: '12345678' } },
+        { path: '/step-up/send', form: {} },
+        { path: '/account/totp/start', form: {} },
+        { path: '/account/totp/confirm', form: { code: '123456' } },
+        { path: '/account/totp/disable', form: { code: '123456' } },
+        { path: '/account/sign-out-everywhere', form: {} },
+      ];
+      const before = await snapshot(server, a);
+      const mails = server.sink.mails.length;
+      const csrf = await a.client.csrf('/');
+      const otherCsrf = await b.client.csrf('/');
+      for (const { path, form } of forms) {
+        const tries = {
+          'foreign Origin': await a.client.post(
+            path,
+            { _csrf: csrf, ...form },
+            { origin: 'https://evil.example' },
+          ),
+          'no Origin': await a.client.post(path, { _csrf: csrf, ...form }, { origin: null }),
+          'no CSRF token': await a.client.post(path, form),
+          "another session's token": await a.client.post(path, { _csrf: otherCsrf, ...form }),
+        };
+        for (const [how, response] of Object.entries(tries)) t.equal(response.status, 403, `${path}: ${how}`);
+      }
+      const anonymous = new FormClient(server.console);
+      const anonymousCsrf = await anonymous.csrf('/sign-in');
+      for (const path of ['/sign-in', '/sign-in/link']) {
+        t.equal(
+          (
+            await anonymous.post(
+              path,
+              { _csrf: anonymousCsrf, email: 'owner@alpha.test' },
+              { origin: 'https://evil.example' },
+            )
+          ).status,
+          403,
+        );
+        t.equal((await anonymous.post(path, { email: 'owner@alpha.test' })).status, 403);
+      }
+      t.same(await snapshot(server, a), before, 'nothing changed');
+      t.equal((await a.client.get('/')).status, 200, 'the session is still open (sign-out was refused too)');
+      await new Promise((r) => setTimeout(r, 200));
+      t.equal(server.sink.mails.length, mails, 'no mail was sent');
+    },
+  );
 
   t.test('sign-in links: used and expired ones are refused; uninvited addresses look the same', async (t) => {
     const owner = (await server.store.findUserByEmail('owner@alpha.test'))!;
@@ -169,9 +216,18 @@ t.test('console access rules', async (t) => {
 
     const expired = randomToken();
     const past = new Date(Date.now() - 16 * 60_000);
-    await server.store.createSignInLink(sha256(expired), owner.id, past, new Date(past.getTime() + 15 * 60_000));
+    await server.store.createSignInLink(
+      sha256(expired),
+      owner.id,
+      past,
+      new Date(past.getTime() + 15 * 60_000),
+    );
     const late = new FormClient(server.console);
-    t.equal((await late.post('/sign-in/link', { _csrf: await late.csrf('/sign-in'), token: expired })).status, 400, 'an expired link is refused');
+    t.equal(
+      (await late.post('/sign-in/link', { _csrf: await late.csrf('/sign-in'), token: expired })).status,
+      400,
+      'an expired link is refused',
+    );
     t.notOk(late.cookies.has('__Host-ipscope-session'));
 
     const mails = server.sink.mails.length;
@@ -195,6 +251,75 @@ t.test('console access rules', async (t) => {
     );
   });
 
+  t.test('sessions: idle and absolute expiry, rotation at sign-in and step-up, sign-out', async (t) => {
+    const owner = (await server.store.findUserByEmail('owner@alpha.test'))!;
+    const hour = 3_600_000;
+    const cases = {
+      'idle for over an hour': {
+        lastSeenAt: new Date(Date.now() - hour - 1000),
+        expiresAt: new Date(Date.now() + hour),
+      },
+      'past its absolute end': { lastSeenAt: new Date(), expiresAt: new Date(Date.now() - 1000) },
+    };
+    for (const [name, times] of Object.entries(cases)) {
+      const token = randomToken();
+      await server.store.createSession({
+        id: sha256(token),
+        userId: owner.id,
+        createdAt: new Date(Date.now() - 13 * hour),
+        authenticatedAt: new Date(Date.now() - 13 * hour),
+        ...times,
+      });
+      const c = new FormClient(server.console);
+      c.cookies.set('__Host-ipscope-session', token);
+      const page = await c.get('/');
+      t.equal(page.status, 303, `a session ${name} is refused`);
+      t.match(page.location, /^\/sign-in/);
+      t.equal(await server.store.getSession(sha256(token)), null, 'and ended in the store');
+    }
+
+    const c = new FormClient(server.console);
+    await c.signIn(server.sink, 'owner@alpha.test');
+    const first = c.cookies.get('__Host-ipscope-session')!;
+    const link = randomToken();
+    await server.store.createSignInLink(sha256(link), owner.id, new Date(), new Date(Date.now() + 60_000));
+    t.equal((await c.post('/sign-in/link', { _csrf: await c.csrf('/'), token: link })).status, 303);
+    const second = c.cookies.get('__Host-ipscope-session')!;
+    t.not(second, first, 'a new token at sign-in');
+    t.equal(
+      await server.store.getSession(sha256(first)),
+      null,
+      'the previous session of the browser is ended',
+    );
+
+    await server.store.rotateSession(sha256(second), sha256(second), new Date(Date.now() - 11 * 60_000));
+    t.match(
+      (await c.get(fill('/w/:ws/p/:prj/keys/new', own))).location,
+      /^\/step-up\?next=/,
+      'an old sign-in must step up',
+    );
+    const mails = server.sink.mails.length;
+    const next = fill('/w/:ws/p/:prj/keys/new', own);
+    await c.post('/step-up/send', { _csrf: await c.csrf('/'), next });
+    const code = /\b(\d{8})\b/.exec((await server.sink.next('owner@alpha.test', mails)).text)![1]!;
+    const wrong = await c.post('/step-up', {
+      _csrf: await c.csrf('/'),
+      next,
+      code: code === '00000000' ? '11111111' : '00000000',
+    });
+    t.equal(wrong.status, 400, 'a wrong code is refused');
+    const right = await c.post('/step-up', { _csrf: await c.csrf('/'), next, code });
+    t.equal(right.status, 303);
+    t.equal(right.location, next);
+    const third = c.cookies.get('__Host-ipscope-session')!;
+    t.not(third, second, 'a new token at step-up');
+    t.equal(await server.store.getSession(sha256(second)), null, 'the old token no longer works');
+    t.equal((await c.get(next)).status, 200, 'the key form opens');
+
+    t.equal((await c.post('/sign-out', { _csrf: await c.csrf('/') })).status, 200);
+    t.equal(await server.store.getSession(sha256(third)), null, 'sign-out ends the session in the store');
+  });
+
   t.test('a console page renders in under 50 ms at p95', async (t) => {
     // The server's own time per page (Server-Timing: the session, the queries and the render), so
     // the figure is the console's, not this process's HTTP client's on a loaded machine.
@@ -208,7 +333,9 @@ t.test('console access rules', async (t) => {
     }
     times.sort((x, y) => x - y);
     const p95 = times[Math.floor(times.length * 0.95)]!;
-    t.comment(`console pages: p50 ${times[times.length / 2]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${times.length} pages)`);
+    t.comment(
+      `console pages: p50 ${times[times.length / 2]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${times.length} pages)`,
+    );
     t.ok(p95 < 50, `p95 ${p95.toFixed(1)} ms < 50 ms`);
-});
+  });
 });

@@ -75,7 +75,11 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
   await check('check-email');
   const link = linkIn(await server.sink.next(OWNER, before));
-  t.match(link, new RegExp(`^${server.console}/sign-in/link\\?token=[\\w-]{43}$`), 'the link has 256 random bits');
+  t.match(
+    link,
+    new RegExp(`^${server.console}/sign-in/link\\?token=[\\w-]{43}$`),
+    'the link has 256 random bits',
+  );
   await page.goto(link);
   await check('confirm-sign-in');
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -145,7 +149,8 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
   await check('totp-setup');
   const secret = (await page.textContent('#totp-secret'))!.trim();
-  await page.getByLabel('Code from the app').fill(await generate({ secret }));
+  const enrolCode = await generate({ secret });
+  await page.getByLabel('Code from the app').fill(enrolCode);
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.getByRole('heading', { name: 'Two-factor sign-in is on' }).waitFor();
   t.equal(await page.locator('#recovery-codes li').count(), 10, 'ten recovery codes');
@@ -155,7 +160,13 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   await page.getByRole('link', { name: 'Create a key' }).click();
   await page.getByLabel('Authenticator code').waitFor();
   await check('step-up-totp');
-  await page.getByLabel('Authenticator code').fill(await generate({ secret }));
+  await page.getByLabel('Authenticator code').fill(enrolCode);
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByText('That code is not right').waitFor();
+  t.pass('an authenticator code works once (the enrolment code is refused now)');
+  // The next period's code (accepted within the ±30 s tolerance).
+  const nextCode = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+  await page.getByLabel('Authenticator code').fill(nextCode);
   await page.getByRole('button', { name: 'Confirm' }).click();
   await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
   await page.getByLabel('Label').fill('worker');
@@ -177,7 +188,8 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   const keys = await server.store.listKeys({ workspaceId: (await server.store.listWorkspaces())[0]!.id });
   const playgroundKeys = keys.filter((k) => k.label === 'Playground');
   t.equal(playgroundKeys.length, 1, 'the playground made one key labelled Playground');
-  const days = (playgroundKeys[0]!.expiresAt!.getTime() - playgroundKeys[0]!.createdAt.getTime()) / 86_400_000;
+  const days =
+    (playgroundKeys[0]!.expiresAt!.getTime() - playgroundKeys[0]!.createdAt.getTime()) / 86_400_000;
   t.equal(days, 90, 'expiring after 90 days');
   t.notOk((await page.content()).includes('sk_'), 'no key reaches the browser');
 
@@ -200,7 +212,10 @@ t.test('invite, sign in, workspace, project, keys, step-up, playground, cap, usa
   t.match(usageText, /Project cap: 6 of 6 requests \(100%\)/);
   t.match(usageText, /Workspace quota: 6 of 10,000 requests/);
   t.match(await page.textContent('svg.chart title'), /6 requests in \d{4}-\d{2}/, 'the chart counts them');
-  t.not(await page.locator('svg.chart rect.bar[height="0"]').count(), await page.locator('svg.chart rect.bar').count());
+  t.not(
+    await page.locator('svg.chart rect.bar[height="0"]').count(),
+    await page.locator('svg.chart rect.bar').count(),
+  );
   await check('project');
   await page.goto(`${server.console}${new URL(projectUrl).pathname.replace(/\/p\/.*$/, '')}`);
   await check('workspace');

@@ -29,8 +29,10 @@ export interface MailSink {
   close(): Promise<void>;
 }
 
-function decodeQuotedPrintable(text: string): string {
-  return text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+export function decodeQuotedPrintable(text: string): string {
+  return text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 export async function startMailSink(t: Test): Promise<MailSink> {
@@ -71,7 +73,8 @@ export async function startMailSink(t: Test): Promise<MailSink> {
       for (;;) {
         const mail = mails.slice(after).find((m) => m.to === to);
         if (mail) return mail;
-        if (Date.now() > deadline) throw new Error(`no mail to ${to} within 20 s (caught: ${JSON.stringify(mails)})`);
+        if (Date.now() > deadline)
+          throw new Error(`no mail to ${to} within 20 s (caught: ${JSON.stringify(mails)})`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },
@@ -169,7 +172,10 @@ export class FormClient {
   async get(
     urlPath: string,
   ): Promise<{ status: number; text: string; location: string | null; headers: Headers }> {
-    const response = await fetch(this.base + urlPath, { headers: { cookie: this.cookieHeader() }, redirect: 'manual' });
+    const response = await fetch(this.base + urlPath, {
+      headers: { cookie: this.cookieHeader() },
+      redirect: 'manual',
+    });
     this.remember(response);
     return {
       status: response.status,
@@ -205,7 +211,11 @@ export class FormClient {
       redirect: 'manual',
     });
     this.remember(response);
-    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
+    return {
+      status: response.status,
+      text: await response.text(),
+      location: response.headers.get('location'),
+    };
   }
 
   /** Signs in as an invited address through the e-mailed link. */
@@ -216,7 +226,11 @@ export class FormClient {
     if (sent.status !== 200) throw new Error(`sign-in request answered ${sent.status}`);
     const link = linkIn(await sink.next(email, before));
     const token = new URL(link).searchParams.get('token')!;
-    const confirm = await this.post('/sign-in/link', { _csrf: await this.csrf(`/sign-in/link?token=${token}`), token });
-    if (confirm.status !== 303) throw new Error(`sign-in link answered ${confirm.status}: ${confirm.text.slice(0, 300)}`);
+    const confirm = await this.post('/sign-in/link', {
+      _csrf: await this.csrf(`/sign-in/link?token=${token}`),
+      token,
+    });
+    if (confirm.status !== 303)
+      throw new Error(`sign-in link answered ${confirm.status}: ${confirm.text.slice(0, 300)}`);
   }
 }

@@ -5,7 +5,11 @@ document.addEventListener('click', (event) => {
   const source = document.getElementById(button.getAttribute('data-copy'));
   if (!source) return;
   navigator.clipboard.writeText(source.textContent.trim()).then(
-    () => { button.textContent = 'Copied'; },
-    () => { button.textContent = 'Select and copy by hand'; },
+    () => {
+      button.textContent = 'Copied';
+    },
+    () => {
+      button.textContent = 'Select and copy by hand';
+    },
   );
 });

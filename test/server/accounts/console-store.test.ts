@@ -21,19 +21,25 @@ const stores: Array<[string, (t: Test) => AccountsStore]> = [
       return openAccountsStore(path.join(dir, 'accounts.sqlite'));
     },
   ],
-  ['postgresql', (t) => openPgAccountsStore({ url: TEST_DATABASE_URL, schema: uniqueNamespace(t, 'console').schema })],
+  [
+    'postgresql',
+    (t) => openPgAccountsStore({ url: TEST_DATABASE_URL, schema: uniqueNamespace(t, 'console').schema }),
+  ],
 ];
 
 const at = (iso: string) => new Date(iso);
 
 for (const [kind, open] of stores) {
-  const skip = kind === 'postgresql' && !TEST_DATABASE_URL ? 'TEST_DATABASE_URL not set: needs a real PostgreSQL' : false;
+  const skip =
+    kind === 'postgresql' && !TEST_DATABASE_URL
+      ? 'TEST_DATABASE_URL not set: needs a real PostgreSQL'
+      : false;
   t.test(kind, { skip }, async (t) => {
     const store = open(t);
     t.teardown(() => store.close());
 
     const user = await store.inviteUser(' Ann@Example.org ', at('2026-11-01T00:00:00Z'));
-    t.match(user, { email: 'ann@example.org', totpSecret: null, totpEnabledAt: null });
+    t.match(user, { email: 'ann@example.org', totpSecret: null, totpEnabledAt: null, totpLastStep: null });
     t.same(await store.inviteUser('ann@example.org'), user, 'inviting twice changes nothing');
     t.same(await store.getUser(user.id), user);
     t.equal(await store.findUserByEmail('nobody@example.org'), null);
@@ -41,7 +47,10 @@ for (const [kind, open] of stores) {
     const ws = await store.createWorkspace({ name: 'acme' });
     t.same(await store.memberships(user.id), []);
     await store.addMember(ws.id, 'ann@example.org', 'admin');
-    t.same((await store.memberships(user.id)).map((m) => [m.workspace.id, m.role]), [[ws.id, 'admin']]);
+    t.same(
+      (await store.memberships(user.id)).map((m) => [m.workspace.id, m.role]),
+      [[ws.id, 'admin']],
+    );
     t.equal(await store.memberRole(ws.id, user.id), 'admin');
     t.equal(await store.memberRole('ws_0000000000000000', user.id), null);
 
@@ -87,7 +96,15 @@ for (const [kind, open] of stores) {
 
     // Two-factor settings and recovery codes.
     await store.setTotp(user.id, 'SECRET', at('2026-11-25T11:00:00Z'));
-    t.match(await store.getUser(user.id), { totpSecret: 'SECRET', totpEnabledAt: at('2026-11-25T11:00:00Z') });
+    t.match(await store.getUser(user.id), {
+      totpSecret: 'SECRET',
+      totpEnabledAt: at('2026-11-25T11:00:00Z'),
+    });
+    t.ok(await store.useTotpStep(user.id, 100));
+    t.notOk(await store.useTotpStep(user.id, 100), 'a TOTP step is accepted once');
+    t.notOk(await store.useTotpStep(user.id, 99), 'and never an earlier one');
+    t.ok(await store.useTotpStep(user.id, 101));
+    t.equal((await store.getUser(user.id))?.totpLastStep, 101);
     await store.replaceRecoveryCodes(user.id, ['r1', 'r2']);
     t.equal(await store.countRecoveryCodes(user.id), 2);
     t.ok(await store.useRecoveryCode(user.id, 'r1', now));
@@ -100,13 +117,25 @@ for (const [kind, open] of stores) {
     const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
     const { record } = await store.createKey({ projectId: project.id, label: 'ci' });
     const row = { keyId: record.id, projectId: project.id, workspaceId: ws.id };
-    await store.addDailyUsage([{ ...row, day: '2026-11-24', count: 3 }, { ...row, day: '2026-11-25', count: 2 }], at('2026-11-25T12:00:00Z'));
+    await store.addDailyUsage(
+      [
+        { ...row, day: '2026-11-24', count: 3 },
+        { ...row, day: '2026-11-25', count: 2 },
+      ],
+      at('2026-11-25T12:00:00Z'),
+    );
     await store.addDailyUsage([{ ...row, day: '2026-11-25', count: 5 }], at('2026-11-25T11:00:00Z'));
     t.same(await store.listDailyUsage(ws.id, '2026-11-01', '2026-11-30'), [
       { ...row, day: '2026-11-24', count: 3 },
       { ...row, day: '2026-11-25', count: 7 },
     ]);
-    t.same(await store.listDailyUsage(ws.id, '2026-11-25', '2026-11-25'), [{ ...row, day: '2026-11-25', count: 7 }]);
-    t.same((await store.getKey(record.id))?.lastUsedAt, at('2026-11-25T12:00:00Z'), 'last used never goes back');
+    t.same(await store.listDailyUsage(ws.id, '2026-11-25', '2026-11-25'), [
+      { ...row, day: '2026-11-25', count: 7 },
+    ]);
+    t.same(
+      (await store.getKey(record.id))?.lastUsedAt,
+      at('2026-11-25T12:00:00Z'),
+      'last used never goes back',
+    );
   });
 }
