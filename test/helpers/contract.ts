@@ -69,8 +69,10 @@ function resolveRef(object: Json): Json {
 
 /** The response object of the document that `r` must match, or a reason there is none. */
 function responseObjectFor(r: ContractResponse): Json | string {
-  const q = r.url.search(/[?#]/);
-  const path = q === -1 ? r.url : r.url.slice(0, q);
+  // An absolute URL: its path and query (not new URL(): it would rewrite a malformed path).
+  const target = r.url.replace(/^https?:\/\/[^/]+/, '');
+  const q = target.search(/[?#]/);
+  const path = q === -1 ? target : target.slice(0, q);
   const method = (r.method === 'HEAD' ? 'GET' : r.method).toLowerCase();
   const responses = DOCUMENT.components.responses;
   let decoded = path;
