@@ -8,6 +8,7 @@
  * - 5: HEAD answers wherever GET does, with the same status and headers and no body (before: 405).
  */
 import t, { type Test } from 'tap';
+import { buildApp } from '../../server/app.js';
 import { assertContract } from '../helpers/contract.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
@@ -181,4 +182,16 @@ t.test('HEAD answers wherever GET does: same status and headers, no body', async
   const mcp = await s.get('/mcp', { method: 'HEAD' });
   t.equal(mcp.status, 405, 'HEAD /mcp: only POST there');
   t.equal(mcp.headers.allow, 'POST');
+});
+
+t.test('a headers timeout longer than the request timeout is refused at start', async (t) => {
+  t.throws(
+    () =>
+      buildApp({
+        releases: { current: () => null } as never,
+        accounts: {} as never,
+        timeouts: { headersMs: 2_000, requestMs: 1_000 },
+      }),
+    { message: 'HEADERS_TIMEOUT_MS (2000) must not exceed REQUEST_TIMEOUT_MS (1000)' },
+  );
 });
