@@ -81,6 +81,13 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** Longest path parameter accepted before the query layer judges it (a domain is up to 253). */
 const MAX_PARAM_LENGTH = 2048;
 
+/** HTTP/1.1 without a Host header (RFC 9112 3.2): refused 400 in the envelope. */
+function lacksHost(req: http.IncomingMessage): boolean {
+  return req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1;
+}
+const MISSING_HOST = () =>
+  Object.assign(new Error('Bad Request: an HTTP/1.1 request needs a Host header'), { statusCode: 400 });
+
 export function buildApp(options: AppOptions): FastifyInstance {
   // Set once the app exists: the fast lane needs the closing state of the app it stands in front of.
   let lane: FastLane | null = null;
@@ -115,9 +122,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
           headersTimeout: timeouts.headersMs,
           requestTimeout: timeouts.requestMs,
           connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersMs / 4))),
+          // Node's own refusal of a missing Host is a bare 400; the onRequest hook below answers it.
+          requireHostHeader: false,
         },
         (req, res) => {
-          if (lane === null) handler(req, res);
+          if (lane === null || lacksHost(req)) handler(req, res);
           else lane.handle(req, res, () => handler(req, res));
         },
       );
@@ -132,6 +141,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Hooks on every request are plain callbacks, not async functions: no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    if (lacksHost(request.raw)) return done(MISSING_HOST());
     done();
   });
   app.addHook('onRequest', keyInUrlHook(options.refusedKeys));

@@ -22,6 +22,8 @@ interface ClientError extends Error {
   code?: string;
   /** llhttp's reason, e.g. "Invalid header value char". */
   reason?: string;
+  /** The bytes the parser refused (a Buffer, parse errors only). */
+  rawPacket?: unknown;
 }
 
 /** The status and `detail` text for a parser or timeout error. */
@@ -45,20 +47,24 @@ export function clientErrorAnswer(
   return { status: 400, detail: `Bad Request: ${reason}` };
 }
 
-/** The raw response bytes (there is no request object to answer through). */
+/**
+ * The raw response bytes (there is no request object to answer through); without the body when the
+ * refused request was a HEAD.
+ */
 export function clientErrorResponse(
   status: number,
   detail: string,
-  requestId: string = randomUUID(),
+  options: { head?: boolean; requestId?: string } = {},
 ): string {
   const body = responseJson({ detail });
+  const requestId = options.requestId ?? randomUUID();
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     `content-type: ${JSON_CONTENT_TYPE}\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
     `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
     'connection: close\r\n\r\n' +
-    body
+    (options.head === true ? '' : body)
   );
 }
 
@@ -77,7 +83,9 @@ export function createClientErrorHandler(
       socket.destroy();
       return;
     }
-    socket.end(clientErrorResponse(status, detail));
+    const packet = error.rawPacket;
+    const head = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(clientErrorResponse(status, detail, { head }));
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };
 }

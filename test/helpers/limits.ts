@@ -3,6 +3,7 @@
  * stores and meter `server serve` builds from settings) or as real `bin/server.js serve` processes
  * (`spawnServer`), plus the PostgreSQL / Redis switches of TEST_DATABASE_URL and TEST_REDIS_URL.
  */
+import { assertContract } from './contract.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -89,6 +90,7 @@ export async function get(
   for (const [name, value] of Object.entries(response.headers)) {
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  assertContract({ method: 'GET', url, status: response.statusCode, headers: flat, body: text });
   return { status: response.statusCode, headers: flat, text };
 }
 

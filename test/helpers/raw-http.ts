@@ -41,6 +41,8 @@ export interface RawOptions {
   more?: { chunks: Array<string | Buffer>; everyMs: number };
   /** Resolve as soon as one complete response arrived (keep-alive requests); default false. */
   untilResponse?: boolean;
+  /** Half-close the connection after writing (the server sees the end of the request bytes). */
+  end?: boolean;
 }
 
 /** Writes `request` on a fresh connection to 127.0.0.1:`port` and collects what comes back. */
@@ -77,7 +79,8 @@ export function rawRequest(
     socket.on('error', () => finish(true));
     socket.on('close', () => finish(true));
     socket.on('connect', () => {
-      socket.write(request);
+      if (options.end) socket.end(request);
+      else socket.write(request);
       const more = options.more;
       if (more === undefined) return;
       let next = 0;

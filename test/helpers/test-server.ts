@@ -14,6 +14,7 @@ import { openAccountsStore, type AccountsStore } from '../../server/accounts/ind
 import type { AccountsPort } from '../../server/auth.js';
 import { ReleaseStore, type ReleaseSource } from '../../server/release-store.js';
 import { copyDemoRelease } from './demo-release.js';
+import { assertContract } from './contract.js';
 import { createTestKey } from './accounts.js';
 
 export const CONSOLE_URL = 'https://console.ipscope.test';
@@ -133,6 +134,15 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
       for (const [name, value] of Object.entries(response.headers)) {
         if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
       }
+      // Every response the suites receive through here validates against /v1/openapi.json.
+      assertContract({
+        method: requestOptions.method ?? 'GET',
+        url: urlPath,
+        status: response.statusCode,
+        headers: flat,
+        body: text,
+        origin: headers.origin !== undefined,
+      });
       return { status: response.statusCode, headers: flat, text, json: () => JSON.parse(text) as unknown };
     },
   };

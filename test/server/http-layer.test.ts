@@ -8,6 +8,8 @@
  * - 5: HEAD answers wherever GET does, with the same status and headers and no body (before: 405).
  */
 import t, { type Test } from 'tap';
+import { buildApp } from '../../server/app.js';
+import { assertContract } from '../helpers/contract.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/test-server.js';
 
@@ -30,6 +32,7 @@ function checkEnvelope(
   t.same(Object.keys(body), ['detail']);
   t.match(body.detail, detail);
   t.equal(r.closed, true, 'connection closed');
+  t.doesNotThrow(() => assertContract({ method: 'GET', url: '/', status, headers: r.headers, body: r.body }));
 }
 
 t.test('timeouts: stalled headers, a body that never ends or trickles: 408 and closed', async (t) => {
@@ -127,6 +130,14 @@ t.test('HTTP-layer refusals in the envelope with X-Request-ID', async (t) => {
       /^Bad Request: /,
     ],
   ];
+  t.test('HTTP/1.1 without Host (node:http would answer a bare 400)', async (t) => {
+    const r = await rawRequest(s.port, 'GET /health HTTP/1.1\r\n\r\n', { untilResponse: true });
+    t.equal(r.status, 400);
+    t.match(r.headers['x-request-id'], UUID);
+    t.same(JSON.parse(r.body), { detail: 'Bad Request: an HTTP/1.1 request needs a Host header' });
+    const old = await rawRequest(s.port, 'GET /health HTTP/1.0\r\n\r\n');
+    t.equal(old.status, 200, 'HTTP/1.0 needs none');
+  });
   for (const [name, bytes, status, detail] of cases) {
     t.test(name, async (t) => checkEnvelope(t, await rawRequest(s.port, bytes), status, detail));
   }
@@ -171,4 +182,16 @@ t.test('HEAD answers wherever GET does: same status and headers, no body', async
   const mcp = await s.get('/mcp', { method: 'HEAD' });
   t.equal(mcp.status, 405, 'HEAD /mcp: only POST there');
   t.equal(mcp.headers.allow, 'POST');
+});
+
+t.test('a headers timeout longer than the request timeout is refused at start', async (t) => {
+  t.throws(
+    () =>
+      buildApp({
+        releases: { current: () => null } as never,
+        accounts: {} as never,
+        timeouts: { headersMs: 2_000, requestMs: 1_000 },
+      }),
+    { message: 'HEADERS_TIMEOUT_MS (2000) must not exceed REQUEST_TIMEOUT_MS (1000)' },
+  );
 });

@@ -1,8 +1,14 @@
 /** /v1/openapi.json is a valid OpenAPI 3.1 document of every operation; /llms-full.txt is served. */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../server/openapi.js';
 import { startTestServer } from '../helpers/test-server.js';
+
+const REDOCLY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/redocly');
 
 type Doc = {
   openapi: string;
@@ -10,7 +16,7 @@ type Doc = {
   paths: Record<
     string,
     {
-      get: {
+      [method: string]: {
         operationId: string;
         parameters: Array<Record<string, unknown>>;
         responses: Record<string, unknown>;
@@ -24,23 +30,46 @@ type Doc = {
   };
 };
 
-const EXPECTED: Record<string, { statuses: string[]; query: string[] }> = {
-  '/v1/ip/{ip}': { statuses: ['200', '401', '402', '422', '429', '500', '503'], query: [] },
+/** Every GET also declares 308 (trailing slash) and `default` (refusals of the HTTP layer). */
+const EXPECTED: Record<string, { method: string; statuses: string[]; query: string[] }> = {
+  '/v1/ip/{ip}': {
+    method: 'get',
+    statuses: ['200', '308', '401', '402', '403', '422', '429', '500', '503', 'default'],
+    query: [],
+  },
   '/v1/ip/{ip}/domains': {
-    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    method: 'get',
+    statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
     query: ['include_ended', 'limit', 'cursor'],
   },
   '/v1/domain/{domain}/history': {
-    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    method: 'get',
+    statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
     query: ['limit', 'cursor'],
   },
-  '/v1/domain/{domain}/hosting': { statuses: ['200', '401', '402', '422', '429', '500', '503'], query: [] },
+  '/v1/domain/{domain}/hosting': {
+    method: 'get',
+    statuses: ['200', '308', '401', '402', '403', '422', '429', '500', '503', 'default'],
+    query: [],
+  },
   '/v1/asn/{asn}': {
-    statuses: ['200', '400', '401', '402', '410', '422', '429', '500', '503'],
+    method: 'get',
+    statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
     query: ['limit', 'cursor'],
   },
-  '/v1/ping': { statuses: ['200', '401', '402', '429', '500', '503'], query: [] },
-  '/health': { statuses: ['200', '500', '503'], query: [] },
+  '/v1/ping': {
+    method: 'get',
+    statuses: ['200', '308', '401', '402', '403', '429', '500', '503', 'default'],
+    query: [],
+  },
+  '/health': { method: 'get', statuses: ['200', '308', '401', '500', '503', 'default'], query: [] },
+  '/v1/openapi.json': { method: 'get', statuses: ['200', '308', '401', '403', '500', 'default'], query: [] },
+  '/llms-full.txt': { method: 'get', statuses: ['200', '308', '401', '500', 'default'], query: [] },
+  '/mcp': {
+    method: 'post',
+    statuses: ['200', '202', '400', '403', '406', '413', '415', '500', '503', 'default'],
+    query: [],
+  },
 };
 
 t.test('the document is valid OpenAPI 3.1 and describes every operation', async (t) => {
@@ -58,7 +87,7 @@ t.test('the document is valid OpenAPI 3.1 and describes every operation', async 
   });
   t.same(Object.keys(doc.paths).sort(), Object.keys(EXPECTED).sort());
   for (const [path, expected] of Object.entries(EXPECTED)) {
-    const op = doc.paths[path]!.get;
+    const op = doc.paths[path]![expected.method]!;
     t.same(Object.keys(op.responses).sort(), [...expected.statuses].sort(), `${path} responses`);
     t.same(
       op.parameters.filter((p) => p.in === 'query').map((p) => p.name),
@@ -66,12 +95,17 @@ t.test('the document is valid OpenAPI 3.1 and describes every operation', async 
       `${path} query parameters`,
     );
     for (const p of op.parameters.filter((p) => p.in === 'path')) t.equal(p.required, true);
-    t.same(op.security, path === '/health' ? [] : [{ bearerAuth: [] }], `${path} security`);
+    const security = ['/health', '/llms-full.txt', '/v1/openapi.json'].includes(path)
+      ? []
+      : path === '/mcp'
+        ? [{}, { bearerAuth: [] }]
+        : [{ bearerAuth: [] }];
+    t.same(op.security, security, `${path} security`);
   }
-  const limit = doc.paths['/v1/asn/{asn}']!.get.parameters.find((p) => p.name === 'limit')!;
+  const limit = doc.paths['/v1/asn/{asn}']!.get!.parameters.find((p) => p.name === 'limit')!;
   t.same(limit.schema, { default: 100, type: 'integer', minimum: 1, maximum: 1000 });
   t.equal(limit.required, false);
-  const cursor = doc.paths['/v1/asn/{asn}']!.get.parameters.find((p) => p.name === 'cursor')!;
+  const cursor = doc.paths['/v1/asn/{asn}']!.get!.parameters.find((p) => p.name === 'cursor')!;
   t.same(cursor.schema, { type: 'string', maxLength: 1024 });
   for (const id of [
     'IpLookup',
@@ -83,6 +117,9 @@ t.test('the document is valid OpenAPI 3.1 and describes every operation', async 
     'Health',
     'Error',
     'ValidationError',
+    'Detail',
+    'JsonRpcMessage',
+    'JsonRpcResponse',
   ]) {
     t.ok(doc.components.schemas[id], `component ${id}`);
   }
@@ -118,4 +155,21 @@ t.test('served without a key; the guide is plain text', async (t) => {
   ]) {
     t.match(guide.text, needle, `guide mentions ${needle}`);
   }
+});
+
+t.test('redocly lint of the served document: 0 errors', async (t) => {
+  const s = await startTestServer(t);
+  const served = await s.get('/v1/openapi.json', { key: null });
+  const file = path.join(t.testdir({}), 'openapi.json');
+  fs.writeFileSync(file, served.text);
+  const result = spawnSync(REDOCLY, ['lint', '--format=json', file], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  });
+  const report = JSON.parse(result.stdout) as { totals: { errors: number; warnings: number } };
+  t.equal(report.totals.errors, 0, 'no errors');
+  t.equal(result.status, 0, 'redocly exits 0');
+  // The two left: components described for clients (404, 405 of any path), referenced by no operation.
+  t.equal(report.totals.warnings, 2, 'warnings: the unused NotFound and MethodNotAllowed responses');
 });

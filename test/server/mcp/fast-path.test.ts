@@ -4,6 +4,7 @@
  * FAST_LANE=off, get the same calls in the same order, in both eras: same status, body and headers
  * (but the request id and the date), and the fast path answered exactly the calls it may answer.
  */
+import { assertContract } from '../../helpers/contract.js';
 import t, { type Test } from 'tap';
 import { request } from 'undici';
 import { startKeyedMeteredServer } from '../../helpers/limits.js';
@@ -89,6 +90,7 @@ async function post(url: string, call: Call, key: string | null) {
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(r.headers))
     if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+  assertContract({ method: 'POST', url: '/mcp', status: r.statusCode, headers: flat, body: text });
   const { 'x-request-id': _id, date: _date, 'x-ratelimit-reset': reset, ...rest } = flat;
   return { status: r.statusCode, text, headers: rest, reset };
 }

@@ -18,6 +18,7 @@ import { ReleaseStore } from '../../../server/release-store.js';
 import { createTestKey } from '../../helpers/accounts.js';
 import { MODERN, modernToolCall } from '../../helpers/mcp-calls.js';
 import { copyDemoRelease } from '../../helpers/demo-release.js';
+import { assertContract } from '../../helpers/contract.js';
 import { CONSOLE_URL, startTestServer, type TestServer } from '../../helpers/test-server.js';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -39,6 +40,16 @@ async function post(url: string, body: string | Buffer, headers: Record<string, 
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(r.headers))
     if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+  // The real server's answers (not those of the bare MCP-route apps of the metering tests below).
+  if (url.startsWith(`${server.url}/`))
+    assertContract({
+      method: 'POST',
+      url,
+      status: r.statusCode,
+      headers: flat,
+      body: text,
+      origin: headers.origin !== undefined,
+    });
   return { status: r.statusCode, headers: flat, text, json: () => JSON.parse(text) as unknown };
 }
 
