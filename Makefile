@@ -12,7 +12,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared verify-shared clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -41,6 +41,11 @@ typecheck: install
 # run and removed afterwards (scripts/with-test-stores.sh): no test is skipped.
 test: install system-deps lint build
 	scripts/with-test-stores.sh npx tap --reporter=tap | node scripts/tap-summary.mjs
+
+# The long reliability runs (test/reliability/profile.ts): 10 minutes of release swaps under 100
+# keep-alive connections (twice bench-api's 50), 200 builder kills, 20 server kills; about 25 minutes.
+soak: install system-deps build
+	RELIABILITY=soak npx tap --reporter=tap --timeout=3600 --jobs=1 test/reliability/*.test.ts test/builder/release-kill.test.ts | node scripts/tap-summary.mjs
 
 # Builds the demo release from the bundled sample data (no network).
 demo-release: build
