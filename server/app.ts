@@ -16,6 +16,7 @@ import { browserOriginHook, consoleOrigin } from './browser-origin.js';
 import { refuseWhileClosing } from './closing.js';
 import { errorHandler, frameworkError, notFound } from './error-handler.js';
 import { createFastLane, type FastLane } from './fast-lane.js';
+import { countRequests, type RequestMetrics } from './metrics.js';
 import type { ReleaseSource } from './release-store.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { RequestLogController } from './request-log.js';
@@ -44,6 +45,8 @@ export interface AppOptions {
   trustProxy?: false | string[];
   /** false: every request goes through Fastify (tests compare the two paths); default true. */
   fastLane?: boolean;
+  /** Request counts and latencies for /metrics (METRICS_PORT); none: nothing is measured. */
+  metrics?: RequestMetrics;
 }
 
 declare module 'fastify' {
@@ -105,9 +108,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const envelope = createEnvelope({
     releases: options.releases,
     meter: options.meter ?? unmetered,
+    ...(options.metrics ? { onMeterRefusal: options.metrics.meteringRefused } : {}),
     logError: (error, op) => app.log.error({ err: error, operation: op.id }, 'request failed'),
   });
 
+  if (options.metrics) countRequests(app, options.metrics);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFound);
 
@@ -136,6 +141,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       accounts: options.accounts,
       logger: options.logger,
       closing,
+      metrics: options.metrics,
       // Behind a trusted proxy the client address is Fastify's to work out: MCP stays with Fastify.
       mcp: options.trustProxy ? undefined : mcp,
     });

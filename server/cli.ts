@@ -9,6 +9,7 @@ import { createServerServices, type ServerServices } from './limits/services.js'
 import { buildApp } from './app.js';
 import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
+import { RequestMetrics, startMetricsServer } from './metrics.js';
 
 interface ServeOptions {
   port?: number;
@@ -42,7 +43,14 @@ export async function serve(
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
   /** Where the JSON log lines go (default: stdout). */
   logDestination?: pino.DestinationStream,
-): Promise<{ url: string; app: FastifyInstance; services: ServerServices; stop: () => Promise<void> }> {
+): Promise<{
+  url: string;
+  /** The /metrics URL when METRICS_PORT is set. */
+  metricsUrl: string | null;
+  app: FastifyInstance;
+  services: ServerServices;
+  stop: () => Promise<void>;
+}> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
   const logger = pino({ level: settings.LOG_LEVEL, base: { service: 'ipscope-server' } }, logDestination);
   const limitsLog = logger.child({ component: 'limits' });
@@ -54,6 +62,7 @@ export async function serve(
     pollMs: settings.RELEASE_POLL_MS,
     log: logger.child({ component: 'releases' }),
   }).start();
+  const metrics = settings.METRICS_PORT === '' ? undefined : new RequestMetrics();
   const app = buildApp({
     releases,
     accounts: services.accounts,
@@ -64,6 +73,7 @@ export async function serve(
     consoleUrl: settings.CONSOLE_URL,
     logger,
     fastLane: settings.FAST_LANE === 'on',
+    metrics,
   });
   try {
     await app.listen({ port: settings.PORT, host: settings.HOST });
@@ -79,14 +89,35 @@ export async function serve(
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `http://${host}:${port}`;
   out(`listening on ${url}`);
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
+  if (metrics) {
+    try {
+      metricsServer = await startMetricsServer({
+        metrics,
+        releases,
+        stateDir: settings.STATE_DIR,
+        host: settings.HOST,
+        port: Number(settings.METRICS_PORT),
+      });
+    } catch (error) {
+      await app.close();
+      await releases.close();
+      await services.close();
+      throw new Error(`cannot listen on METRICS_PORT ${settings.METRICS_PORT}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    out(`metrics on ${metricsServer.url}`);
+  }
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       await app.close();
+      await metricsServer?.close();
       await releases.close();
       await services.close();
     })());
-  return { url, app, services, stop };
+  return { url, metricsUrl: metricsServer?.url ?? null, app, services, stop };
 }
 
 export function buildProgram(): Command {
