@@ -3,7 +3,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 NODE_MODULES := node_modules/.package-lock.json
 PORT ?= 8080
-DEMO_STATE := var/demo/state
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
@@ -49,16 +48,17 @@ soak: install system-deps build
 
 # Builds the demo release from the bundled sample data (no network).
 demo-release: build
-	rm -rf $(DEMO_STATE)
-	./demo/import-feeds.sh $(DEMO_STATE) $(DEMO_RELEASES)
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import ip-location-db demo/data/asn/asn-ipv4.csv demo/data/asn/asn-ipv6.csv
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import tranco demo/data/seed.csv
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import observations demo/data/observations/round-*.ndjson
-	ASN_MAPPING=ip-location-db ./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) release --demo
+	scripts/demo-release.sh
 
-# Builds the demo release if needed, creates a key, serves on PORT (default 8080), prints how to call it.
+# Builds the demo release if needed (one tsc run in all: no recursive make), points releases/CURRENT
+# at it when releases/ has none (so the README's `npx builder query …` works as written), keeps the
+# demo key across restarts, serves on PORT (default 8080), prints how to call it.
 demo: build
-	@test -f $(DEMO_RELEASES)/CURRENT || $(MAKE) demo-release
+	@test -f $(DEMO_RELEASES)/CURRENT || scripts/demo-release.sh
+	@if [ ! -e releases/CURRENT ]; then \
+	  cp "$(DEMO_RELEASES)/$$(cat $(DEMO_RELEASES)/CURRENT)" releases/ && cp $(DEMO_RELEASES)/CURRENT releases/CURRENT && \
+	  echo "releases/CURRENT now names the demo release (for npx builder query and npx server serve)"; \
+	fi
 	scripts/demo.sh
 
 # Full-scale build: all of ../shared/data plus a generated seed of 1,000,000 domains, 3 rounds.
