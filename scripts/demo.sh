@@ -27,7 +27,7 @@ if [ -z "$KEY" ]; then
 fi
 server_cli workspaces plan demo demo >/dev/null
 
-./bin/server.js --accounts-db "$ACCOUNTS" serve --host "$HOST" --port "$PORT" \
+STATE_DIR="$DEMO/state" ./bin/server.js --accounts-db "$ACCOUNTS" serve --host "$HOST" --port "$PORT" \
   --releases-dir "$DEMO/releases" --log-level "${LOG_LEVEL:-warn}" > "$DEMO/server.out" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true' EXIT INT TERM
@@ -38,6 +38,7 @@ for _ in $(seq 1 100); do
 done
 URL=$(sed -n 's/^listening on //p' "$DEMO/server.out" | head -1)
 [ -n "$URL" ] || { echo "the server did not start" >&2; exit 1; }
+METRICS=$(sed -n 's/^metrics on //p' "$DEMO/server.out" | head -1)
 cat <<INFO
 
 ipscope demo (DEMO DATA: names under reserved example domains, real published ranges)
@@ -45,7 +46,8 @@ ipscope demo (DEMO DATA: names under reserved example domains, real published ra
   MCP:   $URL/mcp
   Key:   $KEY   (kept in $KEY_FILE across restarts)
   Plan:  $DEMO_PLAN
-
+${METRICS:+  Metrics: $METRICS (METRICS_PORT)
+}
 Try:
   export KEY=$KEY
   curl -H "Authorization: Bearer \$KEY" $URL/v1/ip/104.16.132.229
