@@ -3,7 +3,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 NODE_MODULES := node_modules/.package-lock.json
 PORT ?= 8080
-DEMO_STATE := var/demo/state
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
 
@@ -12,7 +11,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk demo demo-release bench bench-build bench-collect import-shared verify-shared clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -42,18 +41,24 @@ typecheck: install
 test: install system-deps lint build
 	scripts/with-test-stores.sh npx tap --reporter=tap | node scripts/tap-summary.mjs
 
+# The long reliability runs (test/reliability/profile.ts): 10 minutes of release swaps under 100
+# keep-alive connections (twice bench-api's 50), 200 builder kills, 20 server kills; about 25 minutes.
+soak: install system-deps build
+	RELIABILITY=soak npx tap --reporter=tap --timeout=3600 --jobs=1 test/reliability/*.test.ts test/builder/release-kill.test.ts | node scripts/tap-summary.mjs
+
 # Builds the demo release from the bundled sample data (no network).
 demo-release: build
-	rm -rf $(DEMO_STATE)
-	./demo/import-feeds.sh $(DEMO_STATE) $(DEMO_RELEASES)
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import ip-location-db demo/data/asn/asn-ipv4.csv demo/data/asn/asn-ipv6.csv
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import tranco demo/data/seed.csv
-	./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) import observations demo/data/observations/round-*.ndjson
-	ASN_MAPPING=ip-location-db ./bin/builder.js --state-dir $(DEMO_STATE) --releases-dir $(DEMO_RELEASES) release --demo
+	scripts/demo-release.sh
 
-# Builds the demo release if needed, creates a key, serves on PORT (default 8080), prints how to call it.
+# Builds the demo release if needed (one tsc run in all: no recursive make), points releases/CURRENT
+# at it when releases/ has none (so the README's `npx builder query …` works as written), keeps the
+# demo key across restarts, serves on PORT (default 8080), prints how to call it.
 demo: build
-	@test -f $(DEMO_RELEASES)/CURRENT || $(MAKE) demo-release
+	@test -f $(DEMO_RELEASES)/CURRENT || scripts/demo-release.sh
+	@if [ ! -e releases/CURRENT ]; then \
+	  cp "$(DEMO_RELEASES)/$$(cat $(DEMO_RELEASES)/CURRENT)" releases/ && cp $(DEMO_RELEASES)/CURRENT releases/CURRENT && \
+	  echo "releases/CURRENT now names the demo release (for npx builder query and npx server serve)"; \
+	fi
 	scripts/demo.sh
 
 # Full-scale build: all of ../shared/data plus a generated seed of 1,000,000 domains, 3 rounds.

@@ -13,6 +13,7 @@ import { inspectRelease, listReleases } from './release/catalog.js';
 import { fetchCommand } from './fetch-command.js';
 import { collectCommand } from './collector/collect-command.js';
 import { importZdnsFiles } from './collector/zdns.js';
+import { measuredRun } from './metrics.js';
 import { openChosen, registerQueryCommand } from './query-command.js';
 import { exportMmdb } from './export/mmdb-export.js';
 import { diffReleases } from './diff.js';
@@ -81,8 +82,10 @@ export function buildProgram(): Command {
     .action(
       async (sources: string[], options: { timeout?: number; retries?: number; maxShrink?: number }) => {
         const settings = settingsFrom(program.opts());
-        const ok = await fetchCommand(settings, sources, options);
-        if (!ok) process.exitCode = 1;
+        await measuredRun(settings.STATE_DIR, 'fetch', async () => {
+          const ok = await fetchCommand(settings, sources, options);
+          if (!ok) process.exitCode = 1;
+        });
       },
     );
 
@@ -170,8 +173,10 @@ export function buildProgram(): Command {
       ),
   ).action(async (options: Record<string, unknown>) => {
     const settings = settingsFrom({ ...program.opts(), ...options });
-    const summary = await collectCommand(settings);
-    if (summary.interrupted) process.exitCode = 130;
+    await measuredRun(settings.STATE_DIR, 'collect', async () => {
+      const summary = await collectCommand(settings);
+      if (summary.interrupted) process.exitCode = 130;
+    });
   });
 
   collectOptions(
@@ -180,16 +185,18 @@ export function buildProgram(): Command {
       .description('What a cron job calls: fetch every feed, run one collection round, publish a release.'),
   ).action(async (options: Record<string, unknown>) => {
     const settings = settingsFrom({ ...program.opts(), ...options });
-    const fetched = await fetchCommand(settings, [], {});
-    if (!fetched) console.error('run: some feeds failed and keep their previous snapshot; continuing');
-    const summary = await collectCommand(settings);
-    if (summary.interrupted) {
-      process.exitCode = 130;
-      console.error('run: the round was interrupted; no release published');
-      return;
-    }
-    publishRelease(settings, { dataset: 'production' });
-    if (!fetched) process.exitCode = 1;
+    await measuredRun(settings.STATE_DIR, 'run', async () => {
+      const fetched = await fetchCommand(settings, [], {});
+      if (!fetched) console.error('run: some feeds failed and keep their previous snapshot; continuing');
+      const summary = await collectCommand(settings);
+      if (summary.interrupted) {
+        process.exitCode = 130;
+        console.error('run: the round was interrupted; no release published');
+        return;
+      }
+      publishRelease(settings, { dataset: 'production' });
+      if (!fetched) process.exitCode = 1;
+    });
   });
 
   program
@@ -198,14 +205,16 @@ export function buildProgram(): Command {
       'Compile the current state into a new release file and publish it (atomically swaps releases/CURRENT).',
     )
     .option('--demo', 'label the release as demo data in its coverage block')
-    .action((options: { demo?: boolean }) => {
+    .action(async (options: { demo?: boolean }) => {
       const settings = settingsFrom(program.opts());
       if (!fs.existsSync(statePath(settings.STATE_DIR))) {
         throw new Error(
           `no builder state in ${settings.STATE_DIR}: run "npx builder fetch" or "npx builder import" first`,
         );
       }
-      publishRelease(settings, { dataset: options.demo ? 'demo' : 'production' });
+      await measuredRun(settings.STATE_DIR, 'release', () => {
+        publishRelease(settings, { dataset: options.demo ? 'demo' : 'production' });
+      });
     });
 
   program

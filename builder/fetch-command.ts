@@ -6,6 +6,7 @@ import { openState } from './state.js';
 import { importSnapshot } from './importer.js';
 import { printSummary } from './cli.js';
 import type { SourceDefinition } from './sources/types.js';
+import { recordFigures } from './metrics.js';
 import { parseIsoToEpoch } from '../shared/time.js';
 
 /** `https://host/path` as `<mirror>/host/path`. */
@@ -40,6 +41,7 @@ export async function fetchCommand(
   });
   const db = openState(settings.STATE_DIR);
   let ok = true;
+  const figures: Array<{ feed: string; status: string; seconds: number }> = [];
   try {
     const imported = db.prepare(`SELECT files FROM source_snapshot WHERE source = ?`).pluck();
     for (const result of results) {
@@ -47,6 +49,8 @@ export async function fetchCommand(
         ok = false;
         console.log(`${result.source}: KEPT PREVIOUS SNAPSHOT: ${result.reason ?? 'fetch failed'}`);
       }
+      const figure = { feed: result.source, status: result.status, seconds: 0 };
+      figures.push(figure);
       if (!result.snapshot) continue;
       if (!needsImport(result, imported.get(result.source) as string | undefined)) {
         if (result.status !== 'kept_previous') console.log(`${result.source}: not modified`);
@@ -61,11 +65,14 @@ export async function fetchCommand(
         fetchedAt: parseIsoToEpoch(f.fetchedAt) ?? Math.floor(Date.now() / 1000),
       }));
       const now = parseIsoToEpoch(result.snapshot.fetchedAt) ?? Math.floor(Date.now() / 1000);
+      const started = performance.now();
       printSummary(importSnapshot(db, source, files, { origin: 'fetch', now }));
+      figure.seconds = (performance.now() - started) / 1000;
     }
   } finally {
     db.close();
   }
+  await recordFigures(settings.STATE_DIR, { feeds: figures });
   return ok;
 }
 

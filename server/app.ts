@@ -20,6 +20,7 @@ import { browserOriginHook, consoleOrigin } from './browser-origin.js';
 import { refuseWhileClosing } from './closing.js';
 import { errorHandler, frameworkError, notFound } from './error-handler.js';
 import { createFastLane, type FastLane } from './fast-lane.js';
+import { countRequests, type RequestMetrics } from './metrics.js';
 import type { ReleaseSource } from './release-store.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { RequestLogController } from './request-log.js';
@@ -50,6 +51,8 @@ export interface AppOptions {
   fastLane?: boolean;
   /** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (shared/config.ts); default: their defaults there. */
   timeouts?: RequestTimeouts;
+  /** Request counts and latencies for /metrics (METRICS_PORT); none: nothing is measured. */
+  metrics?: RequestMetrics;
 }
 
 /** How long a client has to send the headers, and the whole request with its body (408 after). */
@@ -152,10 +155,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const envelope = createEnvelope({
     releases: options.releases,
     meter: options.meter ?? unmetered,
+    ...(options.metrics ? { onMeterRefusal: options.metrics.meteringRefused } : {}),
     logError: (error, op) => app.log.error({ err: error, operation: op.id }, 'request failed'),
   });
 
   app.decorate('callEnvelope', envelope);
+  if (options.metrics) countRequests(app, options.metrics);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFound);
 
@@ -184,6 +189,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       accounts: options.accounts,
       logger: options.logger,
       closing,
+      metrics: options.metrics,
       // Behind a trusted proxy the client address is Fastify's to work out: MCP stays with Fastify.
       mcp: options.trustProxy ? undefined : mcp,
     });

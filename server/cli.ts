@@ -16,6 +16,7 @@ import { createServerLogger } from './log.js';
 import type { Envelope } from './call/envelope.js';
 import { registerInviteCommand } from './console/cli-invite.js';
 import { startConsole, type RunningConsole } from './console/serve.js';
+import { RequestMetrics, startMetricsServer } from './metrics.js';
 
 interface ServeOptions {
   port?: number;
@@ -66,6 +67,8 @@ export interface RunningServer {
   releases: ReleaseStore;
   /** The console's origin, when CONSOLE_URL is set. */
   consoleUrl: string | null;
+  /** The /metrics URL when METRICS_PORT is set. */
+  metricsUrl: string | null;
   stop: () => Promise<void>;
 }
 
@@ -112,6 +115,7 @@ export async function serve(
       throw error;
     }
   }
+  const metrics = settings.METRICS_PORT === '' ? undefined : new RequestMetrics();
   const app = buildApp({
     releases,
     accounts: services.accounts,
@@ -123,6 +127,7 @@ export async function serve(
     logger,
     fastLane: settings.FAST_LANE === 'on',
     timeouts: { headersMs: settings.HEADERS_TIMEOUT_MS, requestMs: settings.REQUEST_TIMEOUT_MS },
+    metrics,
   });
   envelope = app.callEnvelope;
   try {
@@ -141,15 +146,44 @@ export async function serve(
   const url = `http://${host}:${port}`;
   out(`listening on ${url}`);
   if (webConsole) out(`console on ${webConsole.url} (mail to ${webConsole.mailer.destination})`);
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
+  if (metrics) {
+    try {
+      metricsServer = await startMetricsServer({
+        metrics,
+        releases,
+        stateDir: settings.STATE_DIR,
+        host: settings.HOST,
+        port: Number(settings.METRICS_PORT),
+      });
+    } catch (error) {
+      await app.close();
+      await releases.close();
+      await services.close();
+      throw new Error(`cannot listen on METRICS_PORT ${settings.METRICS_PORT}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    out(`metrics on ${metricsServer.url}`);
+  }
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       await webConsole?.close();
       await app.close();
+      await metricsServer?.close();
       await releases.close();
       await services.close();
     })());
-  return { url, app, services, releases, consoleUrl: webConsole?.url ?? null, stop };
+  return {
+    url,
+    metricsUrl: metricsServer?.url ?? null,
+    app,
+    services,
+    releases,
+    consoleUrl: webConsole?.url ?? null,
+    stop,
+  };
 }
 
 export function buildProgram(): Command {

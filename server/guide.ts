@@ -59,9 +59,34 @@ function operationSection(op: Operation): string {
   return lines.join('\n');
 }
 
-/** The guide's text, with the operations part written from the table. */
-export function renderGuide(template = fs.readFileSync(llmsGuidePath(), 'utf8')): string {
-  if (!template.includes('{{operations}}'))
-    throw new Error('server/llms-full.txt lacks its {{operations}} part');
-  return template.replace('{{operations}}', OPERATIONS.map(operationSection).join('\n').trimEnd());
+/** What the guide says of the deployment serving it. */
+export interface GuideContext {
+  /** The base URL clients reach this deployment at (scheme, host, port). */
+  baseUrl: string;
+  /** The coverage block of the release served (null: none loaded). */
+  coverage: Record<string, unknown> | null;
+}
+
+/** The size of the data, from the release's coverage block (the demo has dozens of names). */
+function namesResolved(coverage: GuideContext['coverage']): string {
+  const seed = coverage?.seed as { names?: unknown; source?: unknown } | undefined;
+  const www = (coverage?.derived as { www_names?: unknown } | undefined)?.www_names;
+  if (typeof seed?.names !== 'number') return 'no data release is loaded yet, so none';
+  const n = seed.names.toLocaleString('en-US');
+  const source = typeof seed.source === 'string' ? ` (${seed.source})` : '';
+  const wwwPart = typeof www === 'number' ? `, plus ${www.toLocaleString('en-US')} \`www.\` names` : '';
+  return `the ${n} registered domains of this deployment's seed list${source}${wwwPart}`;
+}
+
+/** The guide's text, with the operations part written from the table and the deployment's figures. */
+export function renderGuide(
+  context: GuideContext,
+  template = fs.readFileSync(llmsGuidePath(), 'utf8'),
+): string {
+  for (const part of ['{{operations}}', '{{base_url}}', '{{names_resolved}}'])
+    if (!template.includes(part)) throw new Error(`server/llms-full.txt lacks its ${part} part`);
+  return template
+    .replace('{{operations}}', OPERATIONS.map(operationSection).join('\n').trimEnd())
+    .replaceAll('{{base_url}}', context.baseUrl)
+    .replace('{{names_resolved}}', namesResolved(context.coverage));
 }

@@ -187,6 +187,15 @@ export const SETTINGS = {
     description:
       'Server processes sharing the port (node:cluster): 0 is one per core available (os.availableParallelism()); 1 is a single process. Counters stay exact across them (docs/decisions/0019).',
   },
+  METRICS_PORT: {
+    schema: z
+      .string()
+      .regex(/^(\d{1,5})?$/, 'expected a port number, or empty for off')
+      .refine((v) => v === '' || Number(v) <= 65535, 'expected a port from 0 to 65535')
+      .default(''),
+    description:
+      'Port of the Prometheus endpoint GET /metrics, on HOST (empty: off; 0: any free port). For operators: keep it off the public network.',
+  },
   RELEASE_POLL_MS: {
     schema: z.coerce.number().int().min(50).max(60_000).default(500),
     description: 'How often the server checks releases/CURRENT for a new release, in milliseconds.',

@@ -3,6 +3,7 @@ import type { Settings } from '../../shared/config.js';
 import { openState } from '../state.js';
 import { parseResolver } from './dns-client.js';
 import { formatOutcomes } from './query-pump.js';
+import { recordFigures } from '../metrics.js';
 import { collectRound, type RoundSummary } from './round.js';
 
 function n(value: number): string {
@@ -75,6 +76,7 @@ export async function collectCommand(settings: Settings): Promise<RoundSummary> 
       progress: (line) => process.stderr.write(`${line}\n`),
     });
     printRoundSummary(summary);
+    if (summary.forward) await recordFigures(settings.STATE_DIR, { collector: summary.forward.outcomes });
     return summary;
   } finally {
     db.close();

@@ -78,6 +78,8 @@ export interface CallOptions {
 export interface EnvelopeDeps {
   releases: { current(): Release | null };
   meter: Meter;
+  /** A refusal of the meter (429 rate_limited, 402 quota_exceeded or project_cap_exceeded), for the metrics. */
+  onMeterRefusal?(code: string): void;
   /** A failure that is not a refusal (a bug): logged, answered 500 internal_error. */
   logError(error: unknown, op: Operation): void;
 }
@@ -220,6 +222,8 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     };
     const meterRefused = (error: unknown): CallOutcome | null => {
       if (options.answersOnly) return null;
+      if (error instanceof ApiError && error.code !== 'service_unavailable')
+        deps.onMeterRefusal?.(error.code);
       return refused(error, op, error instanceof ApiError ? error.headers : NO_HEADERS, SETTLED);
     };
 

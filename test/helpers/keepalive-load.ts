@@ -16,7 +16,7 @@ export interface LoadOptions {
   key: string;
   connections: number;
   /** Sees every 200 body (e.g. to check the release id). */
-  onAnswer?: (body: string, server: number) => void;
+  onAnswer?: (body: string, server: number, worker: number) => void;
 }
 
 export interface LoadResult {
@@ -101,7 +101,7 @@ export function startLoad(options: LoadOptions): Load {
         if (answer.status === 200) {
           result.ok += 1;
           result.perServer[from] = (result.perServer[from] ?? 0) + 1;
-          options.onAnswer?.(answer.body, from);
+          options.onAnswer?.(answer.body, from, index);
         } else
           result.failures.push(
             `${options.servers[from]}${path}: ${answer.status} ${answer.body.slice(0, 200)}`,

@@ -155,6 +155,14 @@ t.test('served without a key; the guide is plain text', async (t) => {
   ]) {
     t.match(guide.text, needle, `guide mentions ${needle}`);
   }
+  // This deployment's base URL and the size of its data, not placeholders (issue 16).
+  t.notMatch(guide.text, /<base_url>|\{base_url\}|\{\{|1,000,000/);
+  t.match(guide.text, `curl -H "Authorization: Bearer $IPSCOPE_KEY" ${s.url}/v1/ip/8.8.8.8`);
+  t.match(guide.text, `MCP tools at POST ${s.url}/mcp`);
+  t.match(
+    guide.text,
+    "- Names resolved: the 37 registered domains of this deployment's seed list (demo seed (reserved example domains)), plus 37 `www.` names. Other",
+  );
 });
 
 t.test('redocly lint of the served document: 0 errors', async (t) => {
