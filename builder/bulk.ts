@@ -143,8 +143,19 @@ export class BulkEnricher {
       body = error;
     }
     if (this.paths === null) return this.ndjson(input, op.id, body, error !== null);
-    const whole = { input, lookup: op.id, ...body };
-    return this.row([input, ...this.paths.map((p) => cellText(valueAt(whole, p))), error?.error ?? '']);
+    const cells = [input];
+    for (const p of this.paths) {
+      // The fields are paths into {input, lookup, ...body}, read without building that object.
+      const v =
+        p.length === 1 && p[0] === 'input'
+          ? input
+          : p.length === 1 && p[0] === 'lookup'
+            ? op.id
+            : valueAt(body, p);
+      cells.push(cellText(v));
+    }
+    cells.push(error?.error ?? '');
+    return this.row(cells);
   }
 
   private ndjson(input: string, lookup: string, body: Record<string, unknown>, failed: boolean): string {
