@@ -73,12 +73,14 @@ export function parseMmdblookup(text: string): unknown {
   const lines = text
     .split('\n')
     .map((l) => l.trim().replace(/ <[a-z0-9_]+>$/, ''))
-    .filter((l) => l !== '');
+    .filter((l) => l !== '')
+    // mmdblookup prints strings between quotes without escaping them: re-quote the values.
+    .map((l) => (/^"[a-z_]+":$/.test(l) || !/^".*"$/.test(l) ? l : JSON.stringify(l.slice(1, -1))));
   let json = '';
   lines.forEach((line, i) => {
     json += line;
     const next = lines[i + 1];
-    const opens = line.endsWith(':') || line === '{' || line === '[';
+    const opens = /^"[a-z_]+":$/.test(line) || line === '{' || line === '[';
     if (next !== undefined && !opens && next !== '}' && next !== ']') json += ',';
   });
   return JSON.parse(json);
