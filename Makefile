@@ -8,10 +8,10 @@ BENCH_DIR ?= var/bench
 
 # Debian packages the tests start for real (command:package).
 # initdb: Debian keeps PostgreSQL's binaries under /usr/lib/postgresql/*/bin (scripts/system-deps.sh looks there).
-TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium
+TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -78,6 +78,12 @@ bench-api: build bench-system-deps
 bench-bulk: build
 	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
 	node dist/test/bench/bench-bulk.js --releases $(BENCH_DIR)/releases
+
+# MMDB export of the full-scale release: time, size, and 10,000 addresses read back by mmdblookup
+# and the npm maxmind reader compared with GET /v1/ip ("N agree"); needs the bench-build release.
+verify-mmdb: build
+	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
+	node dist/test/bench/verify-mmdb.js --releases $(BENCH_DIR)/releases --out $(BENCH_DIR)/ipscope.mmdb
 
 bench: bench-build bench-api
 

@@ -28,22 +28,30 @@ export async function* lineBatches(source: AsyncIterable<Buffer>): AsyncGenerato
 
 /** Output gathered into chunks of about 256 KiB, written with backpressure. */
 class ChunkedOutput {
-  private parts: string[] = [];
+  private buffers: Buffer[] = [];
+  private texts: string[] = [];
   private size = 0;
 
   constructor(private readonly out: Writable) {}
 
-  async add(text: string): Promise<void> {
-    if (text === '') return;
-    this.parts.push(text);
+  /** Adds `text`, then `shared` bytes when given (kept by reference until the flush). */
+  async add(text: string, shared: Buffer | null = null): Promise<void> {
+    if (text !== '') this.texts.push(text);
     this.size += text.length;
+    if (shared !== null) {
+      this.buffers.push(Buffer.from(this.texts.join('')), shared);
+      this.texts = [];
+      this.size += shared.length;
+    }
     if (this.size >= 1 << 18) await this.flush();
   }
 
   async flush(): Promise<void> {
-    if (this.parts.length === 0) return;
-    const chunk = this.parts.join('');
-    this.parts = [];
+    if (this.texts.length > 0) this.buffers.push(Buffer.from(this.texts.join('')));
+    if (this.buffers.length === 0) return;
+    const chunk = Buffer.concat(this.buffers);
+    this.buffers = [];
+    this.texts = [];
     this.size = 0;
     if (!this.out.write(chunk)) await once(this.out, 'drain');
   }
@@ -70,7 +78,8 @@ export async function enrichLines(
     let bytes = 0;
     for (const raw of lines) {
       bytes += raw.length + 1;
-      await output.add(enricher.line(raw.endsWith('\r') ? raw.slice(0, -1) : raw));
+      const [text, shared] = enricher.parts(raw.endsWith('\r') ? raw.slice(0, -1) : raw);
+      await output.add(text, shared);
     }
     progress?.tick(bytes);
   }

@@ -123,10 +123,12 @@ const ASN_RANGES = 'asnRanges';
 const PROVIDER_SEGMENTS = 'providerSegments';
 
 /**
- * Loads the release's range tables into memory (in chunks, yielding between them). Until it has
+ * Loads the release's range tables into memory (in chunks, yielding between them), once. Until it has
  * finished, lookups find ranges with an SQL seek; afterwards with a binary search in memory.
  */
 export async function warmLookupIp(release: Release): Promise<void> {
+  // Once per release: the bulk command, the export and the diff may each ask.
+  if (release.cache.has(ASN_RANGES) && release.cache.has(PROVIDER_SEGMENTS)) return;
   const [asnRanges, segments] = [await loadAsnRanges(release.db), await loadProviderSegments(release.db)];
   release.cache.set(ASN_RANGES, asnRanges);
   release.cache.set(PROVIDER_SEGMENTS, segments);

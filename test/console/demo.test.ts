@@ -67,7 +67,7 @@ t.test('make demo prints a console sign-in link that works offline', async (t) =
   );
   const home = await browser.get('/');
   t.equal(home.status, 200);
-  t.match(home.text, />default<\/a> <span class="muted">\(owner\)/, 'into the demo workspace, as its owner');
+  t.match(home.text, />demo<\/a> <span class="muted">\(owner\)/, 'into the demo workspace, as its owner');
 
   const asker = new FormClient(consoleUrl);
   await asker.post('/sign-in', { _csrf: await asker.csrf('/sign-in'), email: 'demo@example.com' });
