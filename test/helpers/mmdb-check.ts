@@ -102,7 +102,8 @@ export async function mmdblookupAll(file: string, ips: string[], dir: string): P
         let text = '';
         child.stdout.on('data', (c: Buffer) => (text += c.toString()));
         child.on('error', reject);
-        child.on('exit', () => {
+        // 'close', not 'exit': the printout may still be in the pipe when the shell has exited.
+        child.on('close', () => {
           for (const block of text.split('=== ').slice(1)) {
             const nl = block.indexOf('\n');
             out.set(block.slice(0, nl), block.slice(nl + 1));
