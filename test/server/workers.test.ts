@@ -63,6 +63,10 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
     FREE_MONTHLY_QUOTA: '100000',
   });
   t.match(server.output(), /^listening on http:\/\/127\.0\.0\.1:\d+$/m);
+  // The workers line follows the listening line (the promise resolved on the first).
+  for (let i = 0; i < 100 && !/^workers: /m.test(server.output()); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   t.match(server.output(), /^workers: 2 \(pids \d+, \d+\)$/m);
   const agent = new Agent({ connections: 30, pipelining: 1 });
   t.teardown(() => agent.close());
