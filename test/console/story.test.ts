@@ -4,7 +4,8 @@
  * key (200), revoke it (401), step up by e-mailed code and by TOTP, run the playground, set a
  * project cap (402 past it), see usage and the chart, invite a member, sign out. On every page axe-
  * core finds no serious or critical violation, no Content-Security-Policy violation is reported,
- * and a screenshot is saved at desktop and phone widths (docs/screenshots/).
+ * and a screenshot is saved at desktop and phone widths (var/screenshots/, or docs/screenshots/
+ * with UPDATE_SCREENSHOTS=1).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +17,13 @@ import { ROOT } from '../helpers/demo-release.js';
 import { linkIn, startBrowser, startConsoleServer } from '../helpers/console.js';
 import { sha256 } from '../../server/console/security.js';
 
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
+/**
+ * Where the screenshots go: var/screenshots/ on every run, docs/screenshots/ (the README's) with
+ * UPDATE_SCREENSHOTS=1, so that `make test` leaves the checkout as it found it.
+ */
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? path.join(ROOT, 'docs', 'screenshots')
+  : path.join(ROOT, 'var', 'screenshots');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OWNER = 'owner@example.test';
 
