@@ -213,7 +213,8 @@ function responses(op: OperationSpec): Record<string, unknown> {
     };
   }
   Object.assign(out, op.extraResponses);
-  if (op.method === 'get') out['308'] = { $ref: '#/components/responses/TrailingSlashRedirect' };
+  // The trailing-slash redirect runs before any route, for every method (POST /mcp/ too).
+  out['308'] = { $ref: '#/components/responses/TrailingSlashRedirect' };
   for (const status of [...new Set([...op.errors, 401, ...(op.origin ? [403] : []), 500])].sort()) {
     if (status === 401 && !op.secured) {
       out['401'] = { $ref: '#/components/responses/KeyInUrl' };

@@ -43,7 +43,7 @@ ajv.addSchema({ ...DOCUMENT, $id: DOC_ID }, DOC_ID);
 
 const TEMPLATES = Object.keys(DOCUMENT.paths).map((template) => ({
   template,
-  pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]*')}$`),
 }));
 
 export interface ContractResponse {

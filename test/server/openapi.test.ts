@@ -67,7 +67,7 @@ const EXPECTED: Record<string, { method: string; statuses: string[]; query: stri
   '/llms-full.txt': { method: 'get', statuses: ['200', '308', '401', '500', 'default'], query: [] },
   '/mcp': {
     method: 'post',
-    statuses: ['200', '202', '400', '403', '406', '413', '415', '500', '503', 'default'],
+    statuses: ['200', '202', '308', '400', '403', '406', '413', '415', '500', '503', 'default'],
     query: [],
   },
 };
