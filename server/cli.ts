@@ -157,6 +157,8 @@ export async function serve(
         port: Number(settings.METRICS_PORT),
       });
     } catch (error) {
+      // Everything started so far, the console included.
+      await webConsole?.close();
       await app.close();
       await releases.close();
       await services.close();

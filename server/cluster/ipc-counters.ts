@@ -75,12 +75,12 @@ export class IpcCounters implements Counters {
     if (this.ops.length === 0) return Promise.resolve();
     const ops = this.ops;
     this.ops = [];
+    // The callback runs once the message is written (or could not be).
     return new Promise((resolve) => {
-      const sent = this.channel.send({ ipscope: 'counters', ops }, (error) => {
+      this.channel.send({ ipscope: 'counters', ops }, (error) => {
         if (error) this.failAll(ops, error);
         resolve();
       });
-      if (!sent) return; // the callback still runs once the message is written
     });
   }
 

@@ -18,6 +18,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { cpuSeconds } from './processes.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 
 export interface MeteringBenchOptions {
@@ -44,12 +45,6 @@ export interface MeteringBenchOptions {
 const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_SERVER = '/usr/bin/redis-server';
 let REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-}
 
 async function freePort(): Promise<number> {
   const server = net.createServer();

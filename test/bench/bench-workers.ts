@@ -6,8 +6,8 @@
  * whether workers cost anything is the CPU per request.
  */
 import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
+import { cpuSeconds } from './processes.js';
 import { runWrk, summarize } from './wrk.js';
 
 export interface WorkersBenchOptions {
@@ -27,27 +27,6 @@ export interface WorkersBenchOptions {
     env?: NodeJS.ProcessEnv,
   ): Promise<{ child: ChildProcess; port: number }>;
   stop(child: ChildProcess): Promise<void>;
-}
-
-/** Clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK is 100 on Linux). */
-const TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) a process and its children have used so far. */
-function cpuSeconds(pid: number): number {
-  let total = 0;
-  const visit = (p: number) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S; // utime, stime
-      const children = fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
-      for (const c of children ? children.split(' ') : []) visit(Number(c));
-    } catch {
-      // the process is gone
-    }
-  };
-  visit(pid);
-  return total;
 }
 
 export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
