@@ -127,7 +127,8 @@ export function formatValue(version: IpVersion, value: bigint): string {
   return formatIpv6Groups(groups);
 }
 
-function formatIpv4(n: number): string {
+/** Dotted-quad text of an IPv4 address given as a number (0 to 2^32 - 1). */
+export function formatIpv4(n: number): string {
   return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
@@ -215,7 +216,7 @@ export function rangeToCidrs(version: IpVersion, first: bigint, last: bigint): s
 }
 
 /** rangeToCidrs for IPv4 in plain numbers (exact below 2^53): the ASN mappings have 400,000 such rows. */
-function ipv4RangeToCidrs(first: number, last: number): string[] {
+export function ipv4RangeToCidrs(first: number, last: number): string[] {
   const out: string[] = [];
   let cursor = first;
   while (cursor <= last) {

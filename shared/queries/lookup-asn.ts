@@ -1,12 +1,12 @@
 /** GET /v1/asn/{asn} (SPEC.md AsnLookup): the AS's metadata and its mapped ranges, IPv4 first, paged. */
 import { ApiError } from '../errors.js';
 import { findAsnBogon } from '../bogons.js';
-import { blocks, requireRelease, statement } from './common.js';
+import { RecentCache, blocks, perRelease, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor } from './paging.js';
 import type { Release } from './release.js';
 import { loadedAsnRanges } from './lookup-ip.js';
 import { rowsOfAsn, wordsKey, type AsnRanges } from './range-index.js';
-import { formatIp, ipFromKey, rangeToCidrs } from '../ip.js';
+import { formatIpv4, formatIpv6Groups, ipFromKey, ipv4RangeToCidrs, rangeToCidrs } from '../ip.js';
 
 export interface LookupAsnParams {
   asn: string;
@@ -51,13 +51,7 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
   // The key of a page: the asn_range id of its last range (ids are in page order).
   const [afterId] = (decodeCursor(release, query, params.cursor, ['number']) ?? [0]) as [number];
   const bogon = findAsnBogon(asn);
-  const row = bogon
-    ? undefined
-    : (statement(
-        release,
-        `SELECT name, country, source, category, category_source, network_role, routes_v4, routes_v6,
-           ipv4_addresses, providers, observed_ips, observed_domains FROM asn WHERE asn = ?`,
-      ).get(asn) as AsnRow | undefined);
+  const row = bogon ? undefined : asnRow(release, asn);
   let page: RangePage = { ranges: [], next: null };
   if (!bogon) {
     const inMemory = loadedAsnRanges(release);
@@ -88,6 +82,29 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
     next_cursor: page.next === null ? null : encodeCursor(release, query, page.next),
     ...blocks(release),
   };
+}
+
+/** Rows of the asn table kept per release: the seek and the row object cost more than the rest. */
+const KEPT_ASN_ROWS = 32_768;
+
+/** The asn table's row of `asn` (null: none), from the per-release rows kept recently or by SQL. */
+function asnRow(release: Release, asn: number): AsnRow | undefined {
+  const kept = perRelease(
+    release,
+    'asn rows',
+    () => new RecentCache<number, AsnRow | null>(KEPT_ASN_ROWS / 2),
+  );
+  let row = kept.get(asn);
+  if (row === undefined) {
+    row =
+      (statement(
+        release,
+        `SELECT name, country, source, category, category_source, network_role, routes_v4, routes_v6,
+           ipv4_addresses, providers, observed_ips, observed_domains FROM asn WHERE asn = ?`,
+      ).get(asn) as AsnRow | undefined) ?? null;
+    kept.set(asn, row);
+  }
+  return row ?? undefined;
 }
 
 interface RangePage {
@@ -139,15 +156,39 @@ function pageInMemory(ranges: AsnRanges, asn: number, afterId: number, limit: nu
   }
   const end = Math.min(rows.length, lo + limit);
   const out: RangePage['ranges'] = [];
+  const { firstWords, lastWords } = ranges;
   for (let k = lo; k < end; k++) {
-    const first = ipFromKey(wordsKey(ranges.firstWords, rows[k]!));
-    const last = ipFromKey(wordsKey(ranges.lastWords, rows[k]!));
+    const at = rows[k]! * 4;
+    if (isMappedIpv4(firstWords, at) && isMappedIpv4(lastWords, at)) {
+      // IPv4 (most rows) in plain numbers: no key buffer, no bigint.
+      const first = firstWords[at + 3]!;
+      const last = lastWords[at + 3]!;
+      out.push({ first: formatIpv4(first), last: formatIpv4(last), prefixes: ipv4RangeToCidrs(first, last) });
+      continue;
+    }
+    const first = ipFromKey(wordsKey(firstWords, rows[k]!));
+    const last = ipFromKey(wordsKey(lastWords, rows[k]!));
     out.push({
-      first: formatIp(first),
-      last: formatIp(last),
+      first: first.version === 4 ? formatIpv4(Number(first.value)) : formatWords(firstWords, at),
+      last: last.version === 4 ? formatIpv4(Number(last.value)) : formatWords(lastWords, at),
       prefixes: rangeToCidrs(first.version, first.value, last.value),
     });
   }
   const lastRow = rows[end - 1];
   return { ranges: out, next: end < rows.length && lastRow !== undefined ? [lastRow + 1] : null };
+}
+
+/** Whether words[at .. at + 3] is an IPv4-mapped key (::ffff:a.b.c.d, shared/ip.ts ipKey). */
+function isMappedIpv4(words: Uint32Array, at: number): boolean {
+  return words[at] === 0 && words[at + 1] === 0 && words[at + 2] === 0xffff;
+}
+
+/** The text of the IPv6 address in words[at .. at + 3] (formatIp without a key buffer or bigint). */
+function formatWords(words: Uint32Array, at: number): string {
+  const groups = new Array<number>(8);
+  for (let w = 0; w < 4; w++) {
+    groups[2 * w] = words[at + w]! >>> 16;
+    groups[2 * w + 1] = words[at + w]! & 0xffff;
+  }
+  return formatIpv6Groups(groups);
 }

@@ -19,7 +19,7 @@ import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
-import { peakRssMb, startNode, stop } from './processes.js';
+import { cpuSeconds, peakRssMb, startNode, stop } from './processes.js';
 
 /** Seconds of unmeasured load per scenario before the first run. */
 const WARM_UP_SECONDS = 3;
@@ -41,6 +41,8 @@ const { values } = parseArgs({
     'only-workers': { type: 'boolean', default: false },
     /** Only the REST table (no MCP, no metering section): for quick comparisons. */
     'rest-only': { type: 'boolean', default: false },
+    /** Only the REST scenarios whose name contains this text (e.g. `history`): implies --rest-only. */
+    scenario: { type: 'string' },
   },
 });
 const releasesDir = path.resolve(values.releases);
@@ -162,7 +164,10 @@ async function main(): Promise<void> {
   const key = /\bsk_[A-Za-z0-9]+/.exec(created.stdout)?.[0];
   if (!key) throw new Error(`could not create a key:\n${created.stdout}${created.stderr}`);
   const headers = { authorization: `Bearer ${key}` };
-  const list = scenarios();
+  const all = scenarios();
+  const uniform = all[0]!.paths;
+  const list = all.filter((s) => values.scenario === undefined || s.name.includes(values.scenario));
+  if (list.length === 0) throw new Error(`no scenario matches ${JSON.stringify(values.scenario)}`);
   // The cost of metering on /v1/ip uniform, embedded and PostgreSQL + Redis, against METERING=off.
   const metering = async () => {
     const lines = await benchMetering({
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
       releasesDir,
       accounts,
       key,
-      paths: list[0]!.paths,
+      paths: uniform,
       seconds,
       runs,
       connections,
@@ -189,7 +194,7 @@ async function main(): Promise<void> {
       releasesDir,
       accounts,
       key,
-      paths: list[0]!.paths,
+      paths: uniform,
       seconds,
       runs,
       connections,
@@ -244,7 +249,10 @@ async function main(): Promise<void> {
   }
   await new Promise((resolve) => out.end(resolve));
   const bare = await startProcess([path.join(root, 'dist/test/bench/bare-http-server.js'), captured], 0);
-  const results = new Map<string, { server: WrkResult[]; bare: WrkResult[] }>();
+  const results = new Map<
+    string,
+    { server: WrkResult[]; bare: WrkResult[]; cpuUs: number[]; bareCpuUs: number[] }
+  >();
   try {
     // Warm-up, not measured: the JIT, SQLite's page cache and the answer caches settle, so the first
     // measured run is not the one that pays for them.
@@ -261,10 +269,18 @@ async function main(): Promise<void> {
     }
     for (let run = 1; run <= runs; run++) {
       for (const s of list) {
-        const r = results.get(s.name) ?? { server: [], bare: [] };
+        const r = results.get(s.name) ?? { server: [], bare: [], cpuUs: [], bareCpuUs: [] };
         const common = { paths: s.paths, headers, connections, seconds, cpu: pin ? 1 : undefined };
+        const bareBefore = cpuSeconds(bare.child.pid!);
         r.bare.push(await runWrk({ ...common, url: `http://127.0.0.1:${bare.port}` }));
+        r.bareCpuUs.push(
+          ((cpuSeconds(bare.child.pid!) - bareBefore) * 1e6) / r.bare[r.bare.length - 1]!.requests,
+        );
+        const cpuBefore = cpuSeconds(server.child.pid!);
         r.server.push(await runWrk({ ...common, url: base }));
+        r.cpuUs.push(
+          ((cpuSeconds(server.child.pid!) - cpuBefore) * 1e6) / r.server[r.server.length - 1]!.requests,
+        );
         results.set(s.name, r);
         const last = r.server[r.server.length - 1]!;
         if (last.non2xx > 0 || last.errors > 0) {
@@ -279,8 +295,10 @@ async function main(): Promise<void> {
     console.log(
       `\n${runs} runs of ${seconds} s, ${connections} connections, one server process${pin ? ' on CPU 0, wrk on CPU 1' : ''}; medians (min–max)`,
     );
-    console.log('| Scenario | Server req/s | node:http req/s | Ratio | p50 ms | p99 ms |');
-    console.log('|---|---|---|---|---|---|');
+    console.log(
+      '| Scenario | Server req/s | node:http req/s | Ratio | p50 ms | p99 ms | CPU µs/req server / node:http |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
     for (const [name, r] of results) {
       const srv = summarize(r.server.map((x) => x.rps));
       const lim = summarize(r.bare.map((x) => x.rps));
@@ -289,12 +307,16 @@ async function main(): Promise<void> {
       const p99 = summarize(r.server.map((x) => x.p99ms));
       const f = (s: { median: number; min: number; max: number }, d = 0) =>
         `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
-      console.log(`| ${name} | ${f(srv)} | ${f(lim)} | ${f(ratio, 2)} | ${f(p50, 2)} | ${f(p99, 2)} |`);
+      const cpu = summarize(r.cpuUs);
+      const bareCpu = summarize(r.bareCpuUs);
+      console.log(
+        `| ${name} | ${f(srv)} | ${f(lim)} | ${f(ratio, 2)} | ${f(p50, 2)} | ${f(p99, 2)} | ${f(cpu, 1)} / ${f(bareCpu, 1)} |`,
+      );
     }
     console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
-    if (values['rest-only']) return;
+    if (values['rest-only'] || values.scenario !== undefined) return;
     // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
-    const ips = list[0]!.paths.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
+    const ips = uniform.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
     const mcp = await benchToolsCall({ base, key, ips, seconds, runs, connections, ...(pin && { cpu: 1 }) });
     console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
     for (const line of toolsCallTable(mcp)) console.log(line);

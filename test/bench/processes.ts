@@ -9,6 +9,9 @@ import fs from 'node:fs';
  */
 export const ONE_CORE_NODE_FLAGS = ['--single-threaded-gc'];
 
+/** Extra node flags for every child (BENCH_NODE_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const EXTRA_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+
 /**
  * Starts `node <args>` (under `taskset -c <cpu>`, with ONE_CORE_NODE_FLAGS, when cpu is given)
  * and waits for its port.
@@ -20,8 +23,8 @@ export async function startNode(
 ): Promise<{ child: ChildProcess; port: number }> {
   const [cmd, cmdArgs] =
     cpu !== undefined
-      ? ['taskset', ['-c', String(cpu), process.execPath, ...ONE_CORE_NODE_FLAGS, ...args]]
-      : [process.execPath, args];
+      ? ['taskset', ['-c', String(cpu), process.execPath, ...ONE_CORE_NODE_FLAGS, ...EXTRA_FLAGS, ...args]]
+      : [process.execPath, [...EXTRA_FLAGS, ...args]];
   const child = spawn(cmd, cmdArgs as string[], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
