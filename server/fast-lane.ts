@@ -31,6 +31,7 @@ import { ApiError } from '../shared/errors.js';
 import type { McpEndpoint, McpResponse } from './mcp/handler.js';
 import { MCP_PATH } from './mcp/plugin.js';
 import type { RequestMetrics } from './metrics.js';
+import { SETTLED } from './metering.js';
 
 interface FastRoute {
   op: Operation;
@@ -120,9 +121,11 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     outcome: CallOutcome,
     started: number,
   ): void {
-    outcome.settled.catch((error: unknown) =>
-      logger?.error({ err: error }, 'fast lane: settling a unit failed'),
-    );
+    if (outcome.settled !== SETTLED) {
+      outcome.settled.catch((error: unknown) =>
+        logger?.error({ err: error }, 'fast lane: settling a unit failed'),
+      );
+    }
     const id = requestIdFor(req);
     const json = outcome.answer!.json;
     const headers: Record<string, string | number> = {

@@ -33,8 +33,14 @@ export interface Meter {
   reserveNow?(principal: KeyPrincipal): Reservation | undefined;
 }
 
+/**
+ * `done` of a unit the counters already have (in-process counters): one shared resolved promise,
+ * so a transport can tell it needs no wait (`done === SETTLED`) and a request allocates none.
+ */
+export const SETTLED: Promise<void> = Promise.resolve();
+
 /** The reservation of an unmetered call: nothing to count, no headers, the largest page. */
-const NOTHING: Settled = Object.freeze({ headers: Object.freeze({}), done: Promise.resolve() });
+const NOTHING: Settled = Object.freeze({ headers: Object.freeze({}), done: SETTLED });
 const FREE_PASS: Reservation = Object.freeze({
   maxPageSize: 1000,
   commit: () => NOTHING,

@@ -32,7 +32,7 @@ import {
 } from '../../shared/operations.js';
 import type { Release } from '../../shared/queries/index.js';
 import { answerOf, type Answer } from '../encoding/answers.js';
-import type { Meter, Reservation } from '../metering.js';
+import { SETTLED, type Meter, type Reservation } from '../metering.js';
 import { pageLimit } from '../page-size.js';
 import { QueryValidationError, parseQuery, type ValidationIssue } from '../query-params.js';
 
@@ -90,7 +90,6 @@ export interface Envelope {
 
 export type Outcome = CallOutcome | null | Promise<CallOutcome | null>;
 
-const SETTLED = Promise.resolve();
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function createEnvelope(deps: EnvelopeDeps): Envelope {

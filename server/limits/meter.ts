@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../../shared/errors.js';
 import type { KeyPrincipal, Plan } from '../accounts/index.js';
-import type { Meter, Reservation, Settled } from '../metering.js';
+import { SETTLED, type Meter, type Reservation, type Settled } from '../metering.js';
 import type { Counters, TakeResult, Ticket } from './counters.js';
 import type { PlanBook } from './plans.js';
 
@@ -132,7 +132,7 @@ class CountedReservation implements Reservation {
     if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
     this.onKept?.(this.principal);
-    this.settled = { headers: this.headers, done: Promise.resolve() };
+    this.settled = { headers: this.headers, done: SETTLED };
     return this.settled;
   }
 

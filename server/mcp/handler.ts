@@ -28,6 +28,7 @@ import { bearerToken } from '../auth.js';
 import { isPending } from '../call/envelope.js';
 import { SERVER_INFO, checkAgainstSdk, toolResultBytes } from '../encoding/mcp-result.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
+import { SETTLED } from '../metering.js';
 import { KEY_IN_URL_MESSAGE } from '../redact.js';
 import { responseBytes, sdkRequest } from './web.js';
 import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
@@ -325,7 +326,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       return null; // the store or the meter failed: the SDK path answers it
     }
     if (outcome === null) return null;
-    await outcome.settled;
+    if (outcome.settled !== SETTLED) await outcome.settled;
     fastAnswered += 1;
     return {
       status: 200,

@@ -30,3 +30,5 @@ server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   console.log(`listening on ${typeof address === 'object' && address ? address.port : address}`);
 });
+// Exits normally on SIGTERM, so node flags such as --cpu-prof (BENCH_NODE_FLAGS) write their output.
+process.on('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
