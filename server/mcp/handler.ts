@@ -160,6 +160,16 @@ interface PlainToolCall {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
+const BODY_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAMS_KEYS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+const META_KEYS: ReadonlySet<string> = new Set([META_VERSION, META_CLIENT_INFO, META_CLIENT_CAPABILITIES]);
+
+/** True when every own key of `object` is in `allowed` (no rest object built per request). */
+function onlyKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const key in object) if (Object.hasOwn(object, key) && !allowed.has(key)) return false;
+  return true;
+}
+
 /**
  * A POST the fast path may answer: one JSON-RPC `tools/call` of one of the five tools, in the
  * shape the SDK's clients send it, nothing more (any other member, header or version: the SDK).
@@ -167,14 +177,14 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * and capabilities; 2025 era: no `_meta`, a 2025 version header or none.
  */
 function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCall | null {
-  if (!isObject(body)) return null;
-  const { jsonrpc, id, method, params, ...more } = body;
+  if (!isObject(body) || !onlyKeys(body, BODY_KEYS)) return null;
+  const { jsonrpc, id, method, params } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call' || !isObject(params)) return null;
-  if (Object.keys(more).length > 0) return null;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
-  const { name, arguments: args, _meta: meta, ...otherParams } = params;
+  if (!onlyKeys(params, PARAMS_KEYS)) return null;
+  const { name, arguments: args, _meta: meta } = params;
   const tool = typeof name === 'string' ? operationById(name) : undefined;
-  if (Object.keys(otherParams).length > 0 || tool === undefined || !tool.tool) return null;
+  if (tool === undefined || !tool.tool) return null;
   if (args !== undefined && !isObject(args)) return null;
   const accept = headers.accept;
   if (
@@ -194,14 +204,10 @@ function plainToolCall(body: unknown, headers: IncomingHttpHeaders): PlainToolCa
   if (version !== MODERN_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== name) {
     return null;
   }
-  if (!isObject(meta) || meta[META_VERSION] !== MODERN_VERSION) return null;
-  const {
-    [META_VERSION]: _v,
-    [META_CLIENT_INFO]: info,
-    [META_CLIENT_CAPABILITIES]: caps,
-    ...otherMeta
-  } = meta;
-  if (Object.keys(otherMeta).length > 0 || !isObject(caps) || !isObject(info)) return null;
+  if (!isObject(meta) || meta[META_VERSION] !== MODERN_VERSION || !onlyKeys(meta, META_KEYS)) return null;
+  const info = meta[META_CLIENT_INFO];
+  const caps = meta[META_CLIENT_CAPABILITIES];
+  if (!isObject(caps) || !isObject(info)) return null;
   if (typeof info.name !== 'string' || typeof info.version !== 'string') return null;
   return { modern: true, id, tool, args };
 }
