@@ -51,7 +51,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     return result;
   };
 
-  // The other CPU: a worker thread writes provider ranges, the ASN mapping, dns_state, the
+  // The other CPU: a worker thread writes provider ranges, the ASN mapping, domain_page, the
   // hosting runs and the per-AS observed counts into a file of its own (release-worker.ts); its
   // tables are copied in at the end.
   const workerFile = `${file}.part`;
@@ -63,18 +63,18 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     db.pragma('cache_size = -98304'); // 96 MiB: the domain name index and the interval index are built in it
     db.pragma('temp_store = FILE');
     db.exec(`ATTACH DATABASE '${options.stateFile.replace(/'/g, "''")}' AS st`);
-    db.pragma('st.cache_size = -32768'); // read in order here (the worker reads dns_state by key)
+    db.pragma('st.cache_size = -32768'); // read in order here (the worker reads dns_state too)
     for (const ddl of Object.values(RELEASE_TABLES)) db.exec(ddl);
     // One transaction per stretch of the load (no journal: a failed build is deleted, never published).
     db.exec('BEGIN');
     const names = phase('domains', () => writeDomains(db));
-    worker.post({ nameToDomain: names });
+    worker.post({ nameToDomain: names, domainNames: readDomainNames(db) });
     const intervals = phase('read intervals', () => {
       const result = readIntervals(db, names, true);
       collectGarbage();
       return result;
     });
-    worker.post({ intervals: shareIntervals(intervals), domainNames: readDomainNames(db) });
+    worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
     // The worker computes the summaries (the samples' JSON) while this thread writes the intervals.
     phase('ip summaries', () => {
@@ -93,9 +93,11 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     db.exec('COMMIT');
     let contributors: string[] = [];
+    let lastObserved: number | null = null;
     phase('wait for the worker, copy its tables', () => {
       const result = worker.wait();
       contributors = result.contributors;
+      lastObserved = result.lastObserved;
       for (const p of result.phases) {
         phases.push(p);
         options.log(`    ${p.name} (worker thread): ${p.seconds.toFixed(1)} s`);
@@ -113,7 +115,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals), contributors));
+    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals), lastObserved, contributors));
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => db.exec('ANALYZE'));

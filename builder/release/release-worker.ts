@@ -1,11 +1,12 @@
 /**
  * The worker thread of buildRelease (build.ts), started by worker-client.ts: while the main
  * thread writes the domains, intervals and IP summaries, it writes into a file of its own the
- * provider ranges and the ASN mapping, then dns_state (once it has the domain ids); once it has
- * the intervals it computes the ip_summary columns (posted to the main thread, which writes
- * them), then writes the hosting runs and with the routing AS of every address the observed
- * counts of the asn table. The main thread copies its tables in. Always posts one WorkerResult,
- * then sets the shared flags the main thread waits on.
+ * provider ranges and the ASN mapping, then (once it has the domain ids and names) sorts the
+ * names and prepares the domain_page states; once it has the intervals it computes the
+ * ip_summary columns (posted to the main thread, which writes them), then writes domain_page,
+ * the hosting runs and with the routing AS of every address the observed counts of the asn
+ * table. The main thread copies its tables in. Always posts one WorkerResult, then sets the
+ * shared flags the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -42,7 +43,7 @@ try {
   const { IP_SUMMARY_CHUNK, WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
   const { collectGarbage } = await import('./collect-garbage.js');
   const { writeRangeTables } = await import('./range-tables.js');
-  const { writeStates } = await import('./dns-tables/states.js');
+  const { pageStates, writeDomainPages } = await import('./dns-tables/domain-pages.js');
   const { intervalsByValue } = await import('./dns-tables/intervals.js');
   const { PackedText } = await import('./dns-tables/packed-text.js');
   const { summarizeIps } = await import('./dns-tables/ip-summaries.js');
@@ -69,24 +70,27 @@ try {
     collectGarbage();
     const first = await next();
     if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
-    phase('dns states', () => writeStates(db, first.nameToDomain));
+    const { bytes, firstId } = first.domainNames;
+    let names: InstanceType<typeof PackedText> | null = new PackedText(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+    );
+    const pageOrder = phase('page states', () => pageStates(db, names!, firstId, first.nameToDomain));
+    // Taken out of the message: garbage once domain_page is written.
+    (first as { domainNames?: unknown; nameToDomain?: unknown }).domainNames = undefined;
+    (first as { nameToDomain?: unknown }).nameToDomain = undefined;
     const second = await next();
     if (!('intervals' in second)) throw new Error('expected the intervals second');
     const { iv, values } = unshareIntervals(second.intervals);
     // First what the main thread waits for: the ip_summary columns.
     const byValue = phase('ip summaries', () => {
       const grouped = intervalsByValue(iv, values.length);
-      // Taken out of the message: the names are garbage once the samples are made.
-      const { bytes, firstId } = second.domainNames;
-      (second as { domainNames?: unknown }).domainNames = undefined;
-      const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
       for (let from = 0; from < values.length; from += IP_SUMMARY_CHUNK) {
         const s = summarizeIps(
           iv,
           grouped,
           from,
           Math.min(from + IP_SUMMARY_CHUNK, values.length),
-          names,
+          names!,
           firstId,
         );
         data.output.postMessage({ summaries: s }, [
@@ -100,12 +104,14 @@ try {
       }
       return grouped;
     });
+    phase('domain pages', () => writeDomainPages(db, pageOrder, names!, firstId, iv, values));
+    names = null;
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
     phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
     db.exec('COMMIT');
-    result = { phases, contributors };
+    result = { phases, contributors, lastObserved: pageOrder.lastObserved };
   } finally {
     db.close();
   }

@@ -19,7 +19,7 @@ export const WORKER_TABLES = [
   'asn_range',
   'asn_segment',
   'asn',
-  'dns_state',
+  'domain_page',
   'domain_hosting',
 ] as const;
 
@@ -44,7 +44,7 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 
 /** Messages from buildRelease to the worker, in this order. */
 export type WorkerInput =
-  { nameToDomain: Int32Array } | { intervals: SharedIntervals; domainNames: SharedDomainNames };
+  { nameToDomain: Int32Array; domainNames: SharedDomainNames } | { intervals: SharedIntervals };
 
 /** Addresses per IpSummaries message: a few MB each, written and dropped one after another. */
 export const IP_SUMMARY_CHUNK = 1 << 18;
@@ -58,6 +58,8 @@ export interface WorkerResult {
   phases?: BuildResult['phases'];
   /** RangeTables.contributors. */
   contributors?: string[];
+  /** max(last_observed) of the DNS state (null: no state). */
+  lastObserved?: number | null;
 }
 
 /**
@@ -71,7 +73,7 @@ export function startReleaseWorker(
   post: (m: WorkerInput) => void;
   /** The chunk after `received` chunks (waits for it). */
   summaries: (received: number) => IpSummaries;
-  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors'>>;
+  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors' | 'lastObserved'>>;
   stop: () => void;
 } {
   const flag = new Int32Array(new SharedArrayBuffer(8));
@@ -116,7 +118,7 @@ export function startReleaseWorker(
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
       stop();
       if (!m || m.error !== undefined) throw new Error(`release worker: ${m?.error ?? 'no result'}`);
-      return { phases: m.phases!, contributors: m.contributors! };
+      return { phases: m.phases!, contributors: m.contributors!, lastObserved: m.lastObserved ?? null };
     },
   };
 }
