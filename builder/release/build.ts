@@ -11,8 +11,9 @@ import fs from 'node:fs';
 import { RELEASE_INDEXES, RELEASE_TABLES } from '../../shared/release-schema.js';
 import { collectGarbage } from './collect-garbage.js';
 import { readDomainNames, writeDomains } from './dns-tables/domains.js';
-import { readIntervals, writeIntervals } from './dns-tables/intervals.js';
-import { writeIpSummary } from './dns-tables/ip-summaries.js';
+import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/intervals.js';
+import { IP_SUMMARY_CHUNK, summarizeIps, writeIpSummary } from './dns-tables/ip-summaries.js';
+import { PackedText } from './dns-tables/packed-text.js';
 import { intervalWindow, writeMeta } from './meta.js';
 import { shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
 
@@ -68,7 +69,8 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     // One transaction per stretch of the load (no journal: a failed build is deleted, never published).
     db.exec('BEGIN');
     const names = phase('domains', () => writeDomains(db));
-    worker.post({ nameToDomain: names, domainNames: readDomainNames(db) });
+    const domainNames = readDomainNames(db);
+    worker.post({ nameToDomain: names, domainNames });
     const intervals = phase('read intervals', () => {
       const result = readIntervals(db, names, true);
       collectGarbage();
@@ -76,9 +78,22 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
-    // The worker computes the summaries (the samples' JSON) while this thread writes the intervals.
+    // Computed here since domain_page (docs/decisions/0022): the worker writes it meanwhile.
     phase('ip summaries', () => {
-      writeIpSummary(db, intervals.values, worker.summaries);
+      const grouped = intervalsByValue(intervals, intervals.values.length);
+      const { bytes, firstId } = domainNames;
+      const text = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      const count = intervals.values.length;
+      writeIpSummary(db, intervals.values, (k) =>
+        summarizeIps(
+          intervals,
+          grouped,
+          k * IP_SUMMARY_CHUNK,
+          Math.min((k + 1) * IP_SUMMARY_CHUNK, count),
+          text,
+          firstId,
+        ),
+      );
       // The address texts (this thread's own copy) are needed no more: freed now, before the
       // index build, while the worker writes the hosting runs (the peak of the two threads).
       intervals.values.length = 0;
@@ -115,7 +130,9 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals), lastObserved, contributors));
+    const counts = phase('meta', () =>
+      writeMeta(db, options, intervalWindow(intervals), lastObserved, contributors),
+    );
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => db.exec('ANALYZE'));

@@ -2,11 +2,10 @@
  * The worker thread of buildRelease (build.ts), started by worker-client.ts: while the main
  * thread writes the domains, intervals and IP summaries, it writes into a file of its own the
  * provider ranges and the ASN mapping, then (once it has the domain ids and names) sorts the
- * names and prepares the domain_page states; once it has the intervals it computes the
- * ip_summary columns (posted to the main thread, which writes them), then writes domain_page,
+ * names and prepares the domain_page states; once it has the intervals it writes domain_page,
  * the hosting runs and with the routing AS of every address the observed counts of the asn
  * table. The main thread copies its tables in. Always posts one WorkerResult, then sets the
- * shared flags the main thread waits on.
+ * shared flag the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -40,13 +39,12 @@ try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { IP_SUMMARY_CHUNK, WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
+  const { WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
   const { collectGarbage } = await import('./collect-garbage.js');
   const { writeRangeTables } = await import('./range-tables.js');
   const { pageStates, writeDomainPages } = await import('./dns-tables/domain-pages.js');
   const { intervalsByValue } = await import('./dns-tables/intervals.js');
   const { PackedText } = await import('./dns-tables/packed-text.js');
-  const { summarizeIps } = await import('./dns-tables/ip-summaries.js');
   const { writeHostingRuns } = await import('./dns-tables/domain-hosting.js');
   const { writeObserved } = await import('./dns-tables/observed-counts.js');
   const phases: BuildResult['phases'] = [];
@@ -71,45 +69,18 @@ try {
     const first = await next();
     if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
     const { bytes, firstId } = first.domainNames;
-    let names: InstanceType<typeof PackedText> | null = new PackedText(
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
-    );
-    const pageOrder = phase('page states', () => pageStates(db, names!, firstId, first.nameToDomain));
-    // Taken out of the message: garbage once domain_page is written.
-    (first as { domainNames?: unknown; nameToDomain?: unknown }).domainNames = undefined;
+    const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+    const pageOrder = phase('page states', () => pageStates(db, names, firstId, first.nameToDomain));
+    // The map is garbage now (the names are shared with the main thread, which keeps them).
     (first as { nameToDomain?: unknown }).nameToDomain = undefined;
     const second = await next();
     if (!('intervals' in second)) throw new Error('expected the intervals second');
     const { iv, values } = unshareIntervals(second.intervals);
-    // First what the main thread waits for: the ip_summary columns.
-    const byValue = phase('ip summaries', () => {
-      const grouped = intervalsByValue(iv, values.length);
-      for (let from = 0; from < values.length; from += IP_SUMMARY_CHUNK) {
-        const s = summarizeIps(
-          iv,
-          grouped,
-          from,
-          Math.min(from + IP_SUMMARY_CHUNK, values.length),
-          names!,
-          firstId,
-        );
-        data.output.postMessage({ summaries: s }, [
-          s.currentCount.buffer as ArrayBuffer,
-          s.first.buffer as ArrayBuffer,
-          s.last.buffer as ArrayBuffer,
-          s.samples.buffer as ArrayBuffer,
-        ]);
-        Atomics.add(data.flag, 1, 1);
-        Atomics.notify(data.flag, 1);
-      }
-      return grouped;
-    });
-    phase('domain pages', () => writeDomainPages(db, pageOrder, names!, firstId, iv, values));
-    names = null;
+    phase('domain pages', () => writeDomainPages(db, pageOrder, names, firstId, iv, values));
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
-    phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
+    phase('observed counts', () => writeObserved(db, iv, intervalsByValue(iv, values.length), asnOfValue));
     db.exec('COMMIT');
     result = { phases, contributors, lastObserved: pageOrder.lastObserved };
   } finally {
@@ -121,8 +92,5 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
-// Flag 1 past any count of chunks: a main thread waiting for one after a failure reads the error.
-Atomics.store(data.flag, 1, 1 << 30);
-Atomics.notify(data.flag, 1);
 Atomics.store(data.flag, 0, 1);
 Atomics.notify(data.flag, 0);

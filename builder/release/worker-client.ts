@@ -9,7 +9,6 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 import type { BuildOptions, BuildResult } from './build.js';
 import type { SharedDomainNames } from './dns-tables/domains.js';
 import type { IntervalArrays, Intervals } from './dns-tables/intervals.js';
-import type { IpSummaries } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
 
 /** The tables the worker thread writes. */
@@ -46,13 +45,7 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 export type WorkerInput =
   { nameToDomain: Int32Array; domainNames: SharedDomainNames } | { intervals: SharedIntervals };
 
-/** Addresses per IpSummaries message: a few MB each, written and dropped one after another. */
-export const IP_SUMMARY_CHUNK = 1 << 18;
-
-/**
- * What the worker sends back (release-worker.ts): first { summaries } chunks (flag 1 counts them),
- * then the result (flag 0 set). After a failure the result, with flag 1 set past any count.
- */
+/** What the worker sends back (release-worker.ts): the result, then flag 0 is set (on failure too). */
 export interface WorkerResult {
   error?: string;
   phases?: BuildResult['phases'];
@@ -63,8 +56,8 @@ export interface WorkerResult {
 }
 
 /**
- * Starts release-worker.ts on `file`. buildRelease is synchronous: summaries() and wait() block on
- * shared flags the worker sets once the message is posted (both are set on failure too).
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: wait() blocks on a shared flag
+ * the worker sets once the result is posted (on failure too).
  */
 export function startReleaseWorker(
   file: string,
@@ -72,11 +65,10 @@ export function startReleaseWorker(
 ): {
   post: (m: WorkerInput) => void;
   /** The chunk after `received` chunks (waits for it). */
-  summaries: (received: number) => IpSummaries;
   wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors' | 'lastObserved'>>;
   stop: () => void;
 } {
-  const flag = new Int32Array(new SharedArrayBuffer(8));
+  const flag = new Int32Array(new SharedArrayBuffer(4));
   const toWorker = new MessageChannel();
   const fromWorker = new MessageChannel();
   const url = new URL(`./release-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -105,14 +97,6 @@ export function startReleaseWorker(
   return {
     stop,
     post: (m) => toWorker.port1.postMessage(m),
-    summaries: (received) => {
-      Atomics.wait(flag, 1, received);
-      const m = receiveMessageOnPort(fromWorker.port1)?.message as
-        { summaries: IpSummaries } | WorkerResult | undefined;
-      if (m && 'summaries' in m) return m.summaries;
-      stop();
-      throw new Error(`release worker: ${m?.error ?? 'no ip summaries'}`);
-    },
     wait: () => {
       Atomics.wait(flag, 0, 0);
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
