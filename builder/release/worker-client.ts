@@ -64,7 +64,6 @@ export function startReleaseWorker(
   options: BuildOptions,
 ): {
   post: (m: WorkerInput) => void;
-  /** The chunk after `received` chunks (waits for it). */
   wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors' | 'lastObserved'>>;
   stop: () => void;
 } {

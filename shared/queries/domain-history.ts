@@ -61,7 +61,7 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
     const page = JSON.parse(pageJson) as PageInterval[];
     // The row holds ids lo .. lo + page.length - 1: enough when it holds all of them or the rows
     // asked for and the one after (which says whether there are more).
-    const end = from + params.limit; // exclusive of the look-ahead row at `end`
+    const end = from + params.limit; // ids from..end - 1 are served; `end` says whether more follow
     if (lo + page.length - 1 >= Math.min(end, hi)) {
       intervals = page.slice(from - lo, Math.min(end, hi + 1) - lo);
       more = end <= hi;
