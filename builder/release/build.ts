@@ -15,7 +15,7 @@ import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/in
 import { IP_SUMMARY_CHUNK, summarizeIps, writeIpSummary } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
 import { intervalWindow, writeMeta } from './meta.js';
-import { shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
+import { pagesFileOf, shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
 
 export interface BuildOptions {
   stateFile: string;
@@ -113,6 +113,17 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     phase("analyze this thread's tables", () => {
       for (const table of ownTables) db.exec(`ANALYZE main.${table}`);
     });
+    // domain_page is complete before the worker's last tables: copied in meanwhile.
+    const pagesFile = pagesFileOf(workerFile);
+    phase('copy domain_page', () => {
+      if (!worker.pages()) return; // the worker failed: wait() below says why
+      db.exec(`ATTACH DATABASE '${pagesFile.replace(/'/g, "''")}' AS pages`);
+      db.exec('BEGIN');
+      db.exec(`INSERT INTO main.domain_page SELECT * FROM pages.domain_page`);
+      db.exec('COMMIT');
+      db.exec('DETACH DATABASE pages');
+      removeDatabaseFile(pagesFile);
+    });
     let contributors: string[] = [];
     let lastObserved: number | null = null;
     phase('wait for the worker, copy its tables', () => {
@@ -150,6 +161,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     db.close();
     worker.stop();
     removeDatabaseFile(workerFile);
+    removeDatabaseFile(pagesFileOf(workerFile));
   }
 }
 

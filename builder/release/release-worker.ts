@@ -14,6 +14,7 @@ import type { WorkerInput, WorkerResult } from './worker-client.js';
 
 const data = workerData as {
   file: string;
+  pagesFile: string;
   stateFile: string;
   asnMappingPreference: string[];
   ownCategoryThreshold: number;
@@ -70,13 +71,33 @@ try {
     if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
     const { bytes, firstId } = first.domainNames;
     const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-    const pageOrder = phase('page states', () => pageStates(db, names, firstId, first.nameToDomain));
-    // The map is garbage now (the names are shared with the main thread, which keeps them).
-    (first as { nameToDomain?: unknown }).nameToDomain = undefined;
-    const second = await next();
-    if (!('intervals' in second)) throw new Error('expected the intervals second');
-    const { iv, values } = unshareIntervals(second.intervals);
-    phase('domain pages', () => writeDomainPages(db, pageOrder, names, firstId, iv, values));
+    // domain_page in a file of its own (worker-client.ts pagesFileOf), closed once written.
+    const pages = new Database(data.pagesFile);
+    let pageOrder: ReturnType<typeof pageStates>;
+    let intervals: ReturnType<typeof unshareIntervals>;
+    try {
+      pages.pragma('journal_mode = OFF');
+      pages.pragma('synchronous = OFF');
+      pages.pragma('cache_size = -32768');
+      pages.pragma('temp_store = FILE');
+      pages.exec(`ATTACH DATABASE '${data.stateFile.replace(/'/g, "''")}' AS st`);
+      pages.exec(RELEASE_TABLES.domain_page);
+      pages.exec('BEGIN');
+      pageOrder = phase('page states', () => pageStates(pages, names, firstId, first.nameToDomain));
+      // The map is garbage now (the names are shared with the main thread, which keeps them).
+      (first as { nameToDomain?: unknown }).nameToDomain = undefined;
+      const second = await next();
+      if (!('intervals' in second)) throw new Error('expected the intervals second');
+      intervals = unshareIntervals(second.intervals);
+      const { iv, values } = intervals;
+      phase('domain pages', () => writeDomainPages(pages, pageOrder, names, firstId, iv, values));
+      pages.exec('COMMIT');
+    } finally {
+      pages.close();
+    }
+    Atomics.store(data.flag, 1, 1);
+    Atomics.notify(data.flag, 1);
+    const { iv, values } = intervals;
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
@@ -92,5 +113,10 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
+// The main thread waiting for the pages after a failure goes on to read the error.
+if (Atomics.load(data.flag, 1) === 0) {
+  Atomics.store(data.flag, 1, 2);
+  Atomics.notify(data.flag, 1);
+}
 Atomics.store(data.flag, 0, 1);
 Atomics.notify(data.flag, 0);

@@ -18,9 +18,16 @@ export const WORKER_TABLES = [
   'asn_range',
   'asn_segment',
   'asn',
-  'domain_page',
   'domain_hosting',
 ] as const;
+
+/**
+ * domain_page is written by the worker thread into a file of its own, `${file}.pages`, closed as
+ * soon as it is complete: the main thread copies it in while the worker writes its last tables.
+ */
+export function pagesFileOf(file: string): string {
+  return `${file}.pages`;
+}
 
 /** Intervals as the worker receives them: the arrays in shared memory, the addresses packed. */
 export interface SharedIntervals extends Omit<Intervals, 'values'> {
@@ -45,7 +52,10 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 export type WorkerInput =
   { nameToDomain: Int32Array; domainNames: SharedDomainNames } | { intervals: SharedIntervals };
 
-/** What the worker sends back (release-worker.ts): the result, then flag 0 is set (on failure too). */
+/**
+ * What the worker sends back (release-worker.ts): the result, then flag 0 is set (on failure
+ * too). Flag 1 is 1 once the pages file is complete, 2 when the worker failed before.
+ */
 export interface WorkerResult {
   error?: string;
   phases?: BuildResult['phases'];
@@ -56,24 +66,27 @@ export interface WorkerResult {
 }
 
 /**
- * Starts release-worker.ts on `file`. buildRelease is synchronous: wait() blocks on a shared flag
- * the worker sets once the result is posted (on failure too).
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: pages() and wait() block on
+ * shared flags the worker sets (on failure too).
  */
 export function startReleaseWorker(
   file: string,
   options: BuildOptions,
 ): {
   post: (m: WorkerInput) => void;
+  /** Waits until the pages file is complete; false: the worker failed (wait() says why). */
+  pages: () => boolean;
   wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors' | 'lastObserved'>>;
   stop: () => void;
 } {
-  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const flag = new Int32Array(new SharedArrayBuffer(8));
   const toWorker = new MessageChannel();
   const fromWorker = new MessageChannel();
   const url = new URL(`./release-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
   const worker = new Worker(url, {
     workerData: {
       file,
+      pagesFile: pagesFileOf(file),
       stateFile: options.stateFile,
       asnMappingPreference: options.asnMappingPreference,
       ownCategoryThreshold: options.ownCategoryThreshold,
@@ -96,6 +109,10 @@ export function startReleaseWorker(
   return {
     stop,
     post: (m) => toWorker.port1.postMessage(m),
+    pages: () => {
+      Atomics.wait(flag, 1, 0);
+      return Atomics.load(flag, 1) === 1;
+    },
     wait: () => {
       Atomics.wait(flag, 0, 0);
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
