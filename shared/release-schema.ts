@@ -6,7 +6,13 @@
  * addresses that are only matched exactly (interval values) are canonical text.
  * Times are epoch seconds.
  */
-export const RELEASE_SCHEMA_VERSION = 2;
+export const RELEASE_SCHEMA_VERSION = 3;
+
+/**
+ * Intervals a domain_page row carries: the first page of GET /v1/domain/{d}/history at the default
+ * limit (DEFAULT_LIMIT of queries/paging.ts; a test checks they agree).
+ */
+export const DOMAIN_PAGE_INTERVALS = 100;
 
 export const RELEASE_TABLES = {
   meta: `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
@@ -33,13 +39,19 @@ export const RELEASE_TABLES = {
     providers TEXT NOT NULL, observed_ips INTEGER, observed_domains INTEGER)`,
   /** Ids follow seed rank (apex, then www), then names observed outside the seed: a smaller id is a more popular name. */
   domain: `CREATE TABLE domain (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, rank INTEGER, in_seed INTEGER NOT NULL,
-    interval_lo INTEGER, interval_hi INTEGER)`,
-  dns_state: `CREATE TABLE dns_state (
-    domain_id INTEGER NOT NULL, rtype TEXT NOT NULL, outcome TEXT NOT NULL, good_outcome TEXT, vals TEXT NOT NULL,
-    cnames TEXT NOT NULL, last_observed INTEGER NOT NULL, last_confirmed INTEGER, last_positive INTEGER,
-    PRIMARY KEY (domain_id, rtype)) WITHOUT ROWID`,
-  /** Rows are in (domain_id, first_observed) order: a domain's history is the rowid span interval_lo..interval_hi. */
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, rank INTEGER, in_seed INTEGER NOT NULL)`,
+  /**
+   * One row per domain, keyed by the normalized name: the first page of its history in one B-tree
+   * seek (docs/decisions/0022). `states`: the current state per record type, in record-type order,
+   * as JSON [rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive]; `intervals`:
+   * its first DOMAIN_PAGE_INTERVALS dns_interval rows (ids interval_lo, interval_lo + 1, …) as JSON
+   * [rtype, value, first_observed, last_confirmed, ended_at]; interval_lo..interval_hi: all of them
+   * (null: none).
+   */
+  domain_page: `CREATE TABLE domain_page (
+    name TEXT PRIMARY KEY, id INTEGER NOT NULL, states TEXT NOT NULL, intervals TEXT NOT NULL,
+    interval_lo INTEGER, interval_hi INTEGER) WITHOUT ROWID`,
+  /** Rows are in (domain_id, first_observed) order: a domain's history is the rowid span interval_lo..interval_hi of its domain_page row. */
   dns_interval: `CREATE TABLE dns_interval (
     id INTEGER PRIMARY KEY, domain_id INTEGER NOT NULL, rtype TEXT NOT NULL, value TEXT NOT NULL,
     first_observed INTEGER NOT NULL, last_confirmed INTEGER NOT NULL, ended_at INTEGER)`,

@@ -8,13 +8,14 @@
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
-import { RELEASE_INDEXES, RELEASE_TABLES } from '../../shared/release-schema.js';
+import { RELEASE_INDEXES, RELEASE_TABLES, type ReleaseTable } from '../../shared/release-schema.js';
 import { collectGarbage } from './collect-garbage.js';
 import { readDomainNames, writeDomains } from './dns-tables/domains.js';
-import { readIntervals, writeIntervals } from './dns-tables/intervals.js';
-import { writeIpSummary } from './dns-tables/ip-summaries.js';
+import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/intervals.js';
+import { IP_SUMMARY_CHUNK, summarizeIps, writeIpSummary } from './dns-tables/ip-summaries.js';
+import { PackedText } from './dns-tables/packed-text.js';
 import { intervalWindow, writeMeta } from './meta.js';
-import { shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
+import { pagesFileOf, shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
 
 export interface BuildOptions {
   stateFile: string;
@@ -51,7 +52,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     return result;
   };
 
-  // The other CPU: a worker thread writes provider ranges, the ASN mapping, dns_state, the
+  // The other CPU: a worker thread writes provider ranges, the ASN mapping, domain_page, the
   // hosting runs and the per-AS observed counts into a file of its own (release-worker.ts); its
   // tables are copied in at the end.
   const workerFile = `${file}.part`;
@@ -63,22 +64,36 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     db.pragma('cache_size = -98304'); // 96 MiB: the domain name index and the interval index are built in it
     db.pragma('temp_store = FILE');
     db.exec(`ATTACH DATABASE '${options.stateFile.replace(/'/g, "''")}' AS st`);
-    db.pragma('st.cache_size = -32768'); // read in order here (the worker reads dns_state by key)
+    db.pragma('st.cache_size = -32768'); // read in order here (the worker reads dns_state too)
     for (const ddl of Object.values(RELEASE_TABLES)) db.exec(ddl);
     // One transaction per stretch of the load (no journal: a failed build is deleted, never published).
     db.exec('BEGIN');
     const names = phase('domains', () => writeDomains(db));
-    worker.post({ nameToDomain: names });
+    const domainNames = readDomainNames(db);
+    worker.post({ nameToDomain: names, domainNames });
     const intervals = phase('read intervals', () => {
       const result = readIntervals(db, names, true);
       collectGarbage();
       return result;
     });
-    worker.post({ intervals: shareIntervals(intervals), domainNames: readDomainNames(db) });
+    worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
-    // The worker computes the summaries (the samples' JSON) while this thread writes the intervals.
+    // Computed here since domain_page (docs/decisions/0022): the worker writes it meanwhile.
     phase('ip summaries', () => {
-      writeIpSummary(db, intervals.values, worker.summaries);
+      const grouped = intervalsByValue(intervals, intervals.values.length);
+      const { bytes, firstId } = domainNames;
+      const text = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      const count = intervals.values.length;
+      writeIpSummary(db, intervals.values, (k) =>
+        summarizeIps(
+          intervals,
+          grouped,
+          k * IP_SUMMARY_CHUNK,
+          Math.min((k + 1) * IP_SUMMARY_CHUNK, count),
+          text,
+          firstId,
+        ),
+      );
       // The address texts (this thread's own copy) are needed no more: freed now, before the
       // index build, while the worker writes the hosting runs (the peak of the two threads).
       intervals.values.length = 0;
@@ -92,10 +107,29 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of intervalIndexes) db.exec(ddl);
     });
     db.exec('COMMIT');
+    // Since domain_page the worker thread usually ends last (docs/decisions/0022): this thread's
+    // own tables, complete now, are analyzed while it waits; the others after the copy.
+    const ownTables: ReleaseTable[] = ['domain', 'dns_interval', 'ip_summary'];
+    phase("analyze this thread's tables", () => {
+      for (const table of ownTables) db.exec(`ANALYZE main.${table}`);
+    });
+    // domain_page is complete before the worker's last tables: copied in meanwhile.
+    const pagesFile = pagesFileOf(workerFile);
+    phase('copy domain_page', () => {
+      if (!worker.pages()) return; // the worker failed: wait() below says why
+      db.exec(`ATTACH DATABASE '${pagesFile.replace(/'/g, "''")}' AS pages`);
+      db.exec('BEGIN');
+      db.exec(`INSERT INTO main.domain_page SELECT * FROM pages.domain_page`);
+      db.exec('COMMIT');
+      db.exec('DETACH DATABASE pages');
+      removeDatabaseFile(pagesFile);
+    });
     let contributors: string[] = [];
+    let lastObserved: number | null = null;
     phase('wait for the worker, copy its tables', () => {
       const result = worker.wait();
       contributors = result.contributors;
+      lastObserved = result.lastObserved;
       for (const p of result.phases) {
         phases.push(p);
         options.log(`    ${p.name} (worker thread): ${p.seconds.toFixed(1)} s`);
@@ -113,15 +147,21 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () => writeMeta(db, options, intervalWindow(intervals), contributors));
+    const counts = phase('meta', () =>
+      writeMeta(db, options, intervalWindow(intervals), lastObserved, contributors),
+    );
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
-    phase('analyze', () => db.exec('ANALYZE'));
+    phase('analyze', () => {
+      for (const table of Object.keys(RELEASE_TABLES) as ReleaseTable[])
+        if (!ownTables.includes(table)) db.exec(`ANALYZE main.${table}`);
+    });
     return { counts, phases };
   } finally {
     db.close();
     worker.stop();
     removeDatabaseFile(workerFile);
+    removeDatabaseFile(pagesFileOf(workerFile));
   }
 }
 

@@ -28,9 +28,10 @@ export function writeMeta(
   db: Database.Database,
   options: BuildOptions,
   window: { first: number | null; last: number | null },
+  /** max(last_observed) of the DNS state (the worker thread reads it): null when there is none. */
+  lastQuery: number | null,
   contributors: string[],
 ): Record<string, number> {
-  const lastQuery = db.prepare(`SELECT max(last_observed) FROM dns_state`).pluck().get() as number | null;
   const seedSnapshot = db
     .prepare(`SELECT files FROM st.source_snapshot WHERE kind = 'seed'`)
     .pluck()
@@ -108,7 +109,7 @@ export function writeMeta(
   // any, the seed list when it names the resolved set, and the feeds, mappings and AS metadata
   // whose rows or values the tables use (an imported source the release does not use is not
   // credited).
-  const observed = (db.prepare(`SELECT EXISTS (SELECT 1 FROM dns_state)`).pluck().get() as number) === 1;
+  const observed = lastQuery !== null;
   const used = new Set(contributors);
   // The demo's seed is our own list of reserved example names, read with the Tranco parser.
   if (seedNames > 0 && options.dataset !== 'demo')

@@ -1,11 +1,11 @@
 /**
  * The worker thread of buildRelease (build.ts), started by worker-client.ts: while the main
  * thread writes the domains, intervals and IP summaries, it writes into a file of its own the
- * provider ranges and the ASN mapping, then dns_state (once it has the domain ids); once it has
- * the intervals it computes the ip_summary columns (posted to the main thread, which writes
- * them), then writes the hosting runs and with the routing AS of every address the observed
- * counts of the asn table. The main thread copies its tables in. Always posts one WorkerResult,
- * then sets the shared flags the main thread waits on.
+ * provider ranges and the ASN mapping, then (once it has the domain ids and names) sorts the
+ * names and prepares the domain_page states; once it has the intervals it writes domain_page,
+ * the hosting runs and with the routing AS of every address the observed counts of the asn
+ * table. The main thread copies its tables in. Always posts one WorkerResult, then sets the
+ * shared flag the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
@@ -14,6 +14,7 @@ import type { WorkerInput, WorkerResult } from './worker-client.js';
 
 const data = workerData as {
   file: string;
+  pagesFile: string;
   stateFile: string;
   asnMappingPreference: string[];
   ownCategoryThreshold: number;
@@ -39,13 +40,12 @@ try {
   // Imported here: a failure to load is reported like any other.
   const { default: Database } = await import('better-sqlite3');
   const { RELEASE_TABLES } = await import('../../shared/release-schema.js');
-  const { IP_SUMMARY_CHUNK, WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
+  const { WORKER_TABLES, unshareIntervals } = await import('./worker-client.js');
   const { collectGarbage } = await import('./collect-garbage.js');
   const { writeRangeTables } = await import('./range-tables.js');
-  const { writeStates } = await import('./dns-tables/states.js');
+  const { pageStates, writeDomainPages } = await import('./dns-tables/domain-pages.js');
   const { intervalsByValue } = await import('./dns-tables/intervals.js');
   const { PackedText } = await import('./dns-tables/packed-text.js');
-  const { summarizeIps } = await import('./dns-tables/ip-summaries.js');
   const { writeHostingRuns } = await import('./dns-tables/domain-hosting.js');
   const { writeObserved } = await import('./dns-tables/observed-counts.js');
   const phases: BuildResult['phases'] = [];
@@ -69,43 +69,41 @@ try {
     collectGarbage();
     const first = await next();
     if (!('nameToDomain' in first)) throw new Error('expected the domain ids first');
-    phase('dns states', () => writeStates(db, first.nameToDomain));
-    const second = await next();
-    if (!('intervals' in second)) throw new Error('expected the intervals second');
-    const { iv, values } = unshareIntervals(second.intervals);
-    // First what the main thread waits for: the ip_summary columns.
-    const byValue = phase('ip summaries', () => {
-      const grouped = intervalsByValue(iv, values.length);
-      // Taken out of the message: the names are garbage once the samples are made.
-      const { bytes, firstId } = second.domainNames;
-      (second as { domainNames?: unknown }).domainNames = undefined;
-      const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-      for (let from = 0; from < values.length; from += IP_SUMMARY_CHUNK) {
-        const s = summarizeIps(
-          iv,
-          grouped,
-          from,
-          Math.min(from + IP_SUMMARY_CHUNK, values.length),
-          names,
-          firstId,
-        );
-        data.output.postMessage({ summaries: s }, [
-          s.currentCount.buffer as ArrayBuffer,
-          s.first.buffer as ArrayBuffer,
-          s.last.buffer as ArrayBuffer,
-          s.samples.buffer as ArrayBuffer,
-        ]);
-        Atomics.add(data.flag, 1, 1);
-        Atomics.notify(data.flag, 1);
-      }
-      return grouped;
-    });
+    const { bytes, firstId } = first.domainNames;
+    const names = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+    // domain_page in a file of its own (worker-client.ts pagesFileOf), closed once written.
+    const pages = new Database(data.pagesFile);
+    let pageOrder: ReturnType<typeof pageStates>;
+    let intervals: ReturnType<typeof unshareIntervals>;
+    try {
+      pages.pragma('journal_mode = OFF');
+      pages.pragma('synchronous = OFF');
+      pages.pragma('cache_size = -32768');
+      pages.pragma('temp_store = FILE');
+      pages.exec(`ATTACH DATABASE '${data.stateFile.replace(/'/g, "''")}' AS st`);
+      pages.exec(RELEASE_TABLES.domain_page);
+      pages.exec('BEGIN');
+      pageOrder = phase('page states', () => pageStates(pages, names, firstId, first.nameToDomain));
+      // The map is garbage now (the names are shared with the main thread, which keeps them).
+      (first as { nameToDomain?: unknown }).nameToDomain = undefined;
+      const second = await next();
+      if (!('intervals' in second)) throw new Error('expected the intervals second');
+      intervals = unshareIntervals(second.intervals);
+      const { iv, values } = intervals;
+      phase('domain pages', () => writeDomainPages(pages, pageOrder, names, firstId, iv, values));
+      pages.exec('COMMIT');
+    } finally {
+      pages.close();
+    }
+    Atomics.store(data.flag, 1, 1);
+    Atomics.notify(data.flag, 1);
+    const { iv, values } = intervals;
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
-    phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
+    phase('observed counts', () => writeObserved(db, iv, intervalsByValue(iv, values.length), asnOfValue));
     db.exec('COMMIT');
-    result = { phases, contributors };
+    result = { phases, contributors, lastObserved: pageOrder.lastObserved };
   } finally {
     db.close();
   }
@@ -115,8 +113,10 @@ try {
 data.input.close();
 data.output.postMessage(result);
 data.output.close();
-// Flag 1 past any count of chunks: a main thread waiting for one after a failure reads the error.
-Atomics.store(data.flag, 1, 1 << 30);
-Atomics.notify(data.flag, 1);
+// The main thread waiting for the pages after a failure goes on to read the error.
+if (Atomics.load(data.flag, 1) === 0) {
+  Atomics.store(data.flag, 1, 2);
+  Atomics.notify(data.flag, 1);
+}
 Atomics.store(data.flag, 0, 1);
 Atomics.notify(data.flag, 0);

@@ -9,7 +9,6 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 import type { BuildOptions, BuildResult } from './build.js';
 import type { SharedDomainNames } from './dns-tables/domains.js';
 import type { IntervalArrays, Intervals } from './dns-tables/intervals.js';
-import type { IpSummaries } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
 
 /** The tables the worker thread writes. */
@@ -19,9 +18,16 @@ export const WORKER_TABLES = [
   'asn_range',
   'asn_segment',
   'asn',
-  'dns_state',
   'domain_hosting',
 ] as const;
+
+/**
+ * domain_page is written by the worker thread into a file of its own, `${file}.pages`, closed as
+ * soon as it is complete: the main thread copies it in while the worker writes its last tables.
+ */
+export function pagesFileOf(file: string): string {
+  return `${file}.pages`;
+}
 
 /** Intervals as the worker receives them: the arrays in shared memory, the addresses packed. */
 export interface SharedIntervals extends Omit<Intervals, 'values'> {
@@ -44,34 +50,33 @@ export function unshareIntervals(shared: SharedIntervals): { iv: IntervalArrays;
 
 /** Messages from buildRelease to the worker, in this order. */
 export type WorkerInput =
-  { nameToDomain: Int32Array } | { intervals: SharedIntervals; domainNames: SharedDomainNames };
-
-/** Addresses per IpSummaries message: a few MB each, written and dropped one after another. */
-export const IP_SUMMARY_CHUNK = 1 << 18;
+  { nameToDomain: Int32Array; domainNames: SharedDomainNames } | { intervals: SharedIntervals };
 
 /**
- * What the worker sends back (release-worker.ts): first { summaries } chunks (flag 1 counts them),
- * then the result (flag 0 set). After a failure the result, with flag 1 set past any count.
+ * What the worker sends back (release-worker.ts): the result, then flag 0 is set (on failure
+ * too). Flag 1 is 1 once the pages file is complete, 2 when the worker failed before.
  */
 export interface WorkerResult {
   error?: string;
   phases?: BuildResult['phases'];
   /** RangeTables.contributors. */
   contributors?: string[];
+  /** max(last_observed) of the DNS state (null: no state). */
+  lastObserved?: number | null;
 }
 
 /**
- * Starts release-worker.ts on `file`. buildRelease is synchronous: summaries() and wait() block on
- * shared flags the worker sets once the message is posted (both are set on failure too).
+ * Starts release-worker.ts on `file`. buildRelease is synchronous: pages() and wait() block on
+ * shared flags the worker sets (on failure too).
  */
 export function startReleaseWorker(
   file: string,
   options: BuildOptions,
 ): {
   post: (m: WorkerInput) => void;
-  /** The chunk after `received` chunks (waits for it). */
-  summaries: (received: number) => IpSummaries;
-  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors'>>;
+  /** Waits until the pages file is complete; false: the worker failed (wait() says why). */
+  pages: () => boolean;
+  wait: () => Required<Pick<WorkerResult, 'phases' | 'contributors' | 'lastObserved'>>;
   stop: () => void;
 } {
   const flag = new Int32Array(new SharedArrayBuffer(8));
@@ -81,6 +86,7 @@ export function startReleaseWorker(
   const worker = new Worker(url, {
     workerData: {
       file,
+      pagesFile: pagesFileOf(file),
       stateFile: options.stateFile,
       asnMappingPreference: options.asnMappingPreference,
       ownCategoryThreshold: options.ownCategoryThreshold,
@@ -103,20 +109,16 @@ export function startReleaseWorker(
   return {
     stop,
     post: (m) => toWorker.port1.postMessage(m),
-    summaries: (received) => {
-      Atomics.wait(flag, 1, received);
-      const m = receiveMessageOnPort(fromWorker.port1)?.message as
-        { summaries: IpSummaries } | WorkerResult | undefined;
-      if (m && 'summaries' in m) return m.summaries;
-      stop();
-      throw new Error(`release worker: ${m?.error ?? 'no ip summaries'}`);
+    pages: () => {
+      Atomics.wait(flag, 1, 0);
+      return Atomics.load(flag, 1) === 1;
     },
     wait: () => {
       Atomics.wait(flag, 0, 0);
       const m = receiveMessageOnPort(fromWorker.port1)?.message as WorkerResult | undefined;
       stop();
       if (!m || m.error !== undefined) throw new Error(`release worker: ${m?.error ?? 'no result'}`);
-      return { phases: m.phases!, contributors: m.contributors! };
+      return { phases: m.phases!, contributors: m.contributors!, lastObserved: m.lastObserved ?? null };
     },
   };
 }

@@ -14,20 +14,19 @@ export interface DomainHistoryParams {
 /** SPEC.md "Staleness": more than seven days since the last confirmation. */
 export const STALE_AFTER_SECONDS = 7 * 24 * 3600;
 
-/** rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive */
+/** rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive (domain_page.states) */
 type StateRow = [
   rtype: 'A' | 'AAAA',
   outcome: Outcome,
-  vals: string,
-  cnames: string,
+  vals: string[],
+  cnames: string[],
   lastObserved: number,
   lastConfirmed: number | null,
   lastPositive: number | null,
 ];
 
-/** id, rtype, value, first_observed, last_confirmed, ended_at */
-type IntervalRow = [
-  id: number,
+/** rtype, value, first_observed, last_confirmed, ended_at (domain_page.intervals) */
+type PageInterval = [
   rtype: 'A' | 'AAAA',
   value: string,
   firstObserved: number,
@@ -35,43 +34,55 @@ type IntervalRow = [
   endedAt: number | null,
 ];
 
+/** states, intervals, interval_lo, interval_hi */
+type PageRow = [states: string, intervals: string, lo: number | null, hi: number | null];
+
 export function domainHistory(releaseOrNull: Release | null, params: DomainHistoryParams, now = nowEpoch()) {
   const domain = parseDomainParam(params.domain);
   const release = requireRelease(releaseOrNull);
   const query = `domain_history\0${domain}`;
   const after = decodeCursor(release, query, params.cursor, ['number']);
-  const row = statement(release, `SELECT id, interval_lo, interval_hi FROM domain WHERE name = ?`).get(
-    domain,
-  ) as { id: number; interval_lo: number | null; interval_hi: number | null } | undefined;
+  // One seek (docs/decisions/0022): the states and the first intervals are in the domain's row.
+  // Rows as arrays (raw): building an object per row cost more than the seek itself.
+  const row = statement(
+    release,
+    `SELECT states, intervals, interval_lo, interval_hi FROM domain_page WHERE name = ?`,
+    true,
+  ).get(domain) as PageRow | undefined;
   if (!row) {
     return { domain, observed: false, current: [], intervals: [], next_cursor: null, ...blocks(release) };
   }
-  // Rows as arrays (raw): building an object per row cost more than the seek itself.
-  const states = statement(
-    release,
-    `SELECT rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive
-       FROM dns_state WHERE domain_id = ? ORDER BY rtype`,
-    true,
-  ).all(row.id) as StateRow[];
-  let intervals: IntervalRow[] = [];
+  const [statesJson, pageJson, lo, hi] = row;
+  let intervals: PageInterval[] = [];
+  let lastId = 0;
   let more = false;
-  if (row.interval_lo !== null && row.interval_hi !== null) {
-    const from = Math.max(row.interval_lo, ((after?.[0] as number | undefined) ?? 0) + 1);
-    intervals = statement(
-      release,
-      `SELECT id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval
-         WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?`,
-      true,
-    ).all(from, row.interval_hi, params.limit + 1) as IntervalRow[];
-    more = intervals.length > params.limit;
-    if (more) intervals.pop();
+  if (lo !== null && hi !== null) {
+    const from = Math.max(lo, ((after?.[0] as number | undefined) ?? 0) + 1);
+    const page = JSON.parse(pageJson) as PageInterval[];
+    // The row holds ids lo .. lo + page.length - 1: enough when it holds all of them or the rows
+    // asked for and the one after (which says whether there are more).
+    const end = from + params.limit; // ids from..end - 1 are served; `end` says whether more follow
+    if (lo + page.length - 1 >= Math.min(end, hi)) {
+      intervals = page.slice(from - lo, Math.min(end, hi + 1) - lo);
+      more = end <= hi;
+    } else {
+      const rows = statement(
+        release,
+        `SELECT rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval
+           WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?`,
+        true,
+      ).all(from, hi, params.limit + 1) as PageInterval[];
+      more = rows.length > params.limit;
+      if (more) rows.pop();
+      intervals = rows;
+    }
+    lastId = from + intervals.length - 1;
   }
-  const last = intervals[intervals.length - 1];
   return {
     domain,
     observed: true,
-    current: states.map((s) => currentState(s, now)),
-    intervals: intervals.map(([, rtype, value, firstObserved, lastConfirmed, endedAt]) => ({
+    current: (JSON.parse(statesJson) as StateRow[]).map((s) => currentState(s, now)),
+    intervals: intervals.map(([rtype, value, firstObserved, lastConfirmed, endedAt]) => ({
       record_type: rtype,
       value,
       first_observed: toIso(firstObserved),
@@ -79,7 +90,7 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
       ended_at: endedAt === null ? null : toIso(endedAt),
       current: endedAt === null,
     })),
-    next_cursor: more && last ? encodeCursor(release, query, [last[0]]) : null,
+    next_cursor: more ? encodeCursor(release, query, [lastId]) : null,
     ...blocks(release),
   };
 }
@@ -101,8 +112,8 @@ function currentState(
     record_type: rtype,
     outcome,
     outcome_class: cls,
-    values: JSON.parse(vals) as string[],
-    cnames: JSON.parse(cnames) as string[],
+    values: vals,
+    cnames,
     last_observed: toIso(lastObserved),
     last_confirmed: isoOrNull(lastConfirmed),
     last_positive: isoOrNull(lastPositive),

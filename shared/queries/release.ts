@@ -62,23 +62,28 @@ export function openRelease(file: string, options: { mmapBytes?: number } = {}):
     const tables = new Set(
       db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[],
     );
-    const missing = Object.keys(RELEASE_TABLES).filter((t) => !tables.has(t));
-    if (missing.length > 0) throw new ReleaseOpenError(`release ${file} lacks tables: ${missing.join(', ')}`);
+    if (!tables.has('meta')) throw new ReleaseOpenError(`release ${file} lacks tables: meta`);
     const meta = new Map(
       (db.prepare(`SELECT key, value FROM meta`).all() as Array<{ key: string; value: string }>).map((r) => [
         r.key,
         r.value,
       ]),
     );
-    const absent = REQUIRED_META.filter((k) => !meta.has(k));
-    if (absent.length > 0)
-      throw new ReleaseOpenError(`release ${file} lacks meta keys: ${absent.join(', ')}`);
+    // The version first: a file of another version lacks tables of this one (or has others), and
+    // what to do about it is the same.
     const version = Number(meta.get(META_KEYS.schemaVersion));
     if (version !== RELEASE_SCHEMA_VERSION) {
       throw new ReleaseOpenError(
-        `release ${file} has schema version ${meta.get(META_KEYS.schemaVersion)}; this server reads version ${RELEASE_SCHEMA_VERSION}`,
+        `release ${file} has schema version ${meta.get(META_KEYS.schemaVersion) ?? '(none)'}; this server reads ` +
+          `version ${RELEASE_SCHEMA_VERSION} only: build a new release with the builder of this version ` +
+          `(npx builder release), or serve with the version that built this file`,
       );
     }
+    const missing = Object.keys(RELEASE_TABLES).filter((t) => !tables.has(t));
+    if (missing.length > 0) throw new ReleaseOpenError(`release ${file} lacks tables: ${missing.join(', ')}`);
+    const absent = REQUIRED_META.filter((k) => !meta.has(k));
+    if (absent.length > 0)
+      throw new ReleaseOpenError(`release ${file} lacks meta keys: ${absent.join(', ')}`);
     const id = meta.get(META_KEYS.releaseId)!;
     if (!/^\d{8}T\d{6}Z$/.test(id)) throw new ReleaseOpenError(`release ${file} has a malformed id ${id}`);
     const builtAt = meta.get(META_KEYS.builtAt)!;

@@ -3,7 +3,7 @@ import { canonicalIpv4, ValueNumbers } from '../../builder/release/dns-tables/va
 import { intervalsByValue } from '../../builder/release/dns-tables/intervals.js';
 import { JsonArraysOfText } from '../../builder/release/dns-tables/json-arrays.js';
 import { PackedText } from '../../builder/release/dns-tables/packed-text.js';
-import { sortAscii } from '../../builder/release/dns-tables/sort-ascii.js';
+import { orderByBytes, sortAscii } from '../../builder/release/dns-tables/sort-ascii.js';
 import Database from 'better-sqlite3';
 import { summarizeIps } from '../../builder/release/dns-tables/ip-summaries.js';
 import { writeDomains } from '../../builder/release/dns-tables/domains.js';
@@ -33,6 +33,39 @@ t.test('sortAscii sorts in byte order, as Array.prototype.sort does', async (t) 
   t.same(sortAscii([...texts]), [...texts].sort());
   const mixed = [...texts.slice(0, 200), 'é', 'z'];
   t.same(sortAscii([...mixed]), [...mixed].sort(), 'a non-ASCII text: the built-in sort');
+});
+
+t.test('orderByBytes: the texts of a PackedText in byte order (SQLite BINARY), UTF-8 included', async (t) => {
+  const names = ['b.example', 'a.example', 'www.a.example', 'é.example', 'a', 'a.example.', 'z', 'ä.example'];
+  let x = 11;
+  for (let i = 0; i < 3000; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    names.push(
+      `${x.toString(36)}${i % 5 ? '' : 'ü'}.${['com', 'net', 'example'][i % 3]!}`,
+      `www.${x % 977}.com`,
+    );
+  }
+  const order = orderByBytes(PackedText.of(names));
+  const db = new Database(':memory:');
+  db.exec(`CREATE TABLE n (i INTEGER PRIMARY KEY, name TEXT NOT NULL)`);
+  const insert = db.prepare(`INSERT INTO n (i, name) VALUES (?, ?)`);
+  names.forEach((name, i) => insert.run(i, name));
+  // Ties (the same name twice) keep no particular order: compared as names.
+  const expected = db.prepare(`SELECT name FROM n ORDER BY name`).pluck().all();
+  t.same(
+    Array.from(order, (i) => names[i]),
+    expected,
+  );
+  t.same(
+    Array.from(order.slice(0, 5), (i) => names[i]),
+    ['11br0g.example', '11ctfkü.com', '11vsw0.com', '11wmwwü.net', '12xkao.net'],
+  );
+  t.same(
+    Array.from(order.slice(-2), (i) => names[i]),
+    ['ä.example', 'é.example'],
+  );
+  t.equal(new Set(order).size, names.length, 'a permutation');
+  db.close();
 });
 
 t.test('canonicalIpv4 accepts only canonical dotted quads', async (t) => {

@@ -63,7 +63,7 @@ const iso = (s: number | null) =>
   s === null ? null : new Date(s * 1000).toISOString().replace('.000Z', 'Z');
 
 t.test('meta: id, schema, coverage labelled demo, sources with sha256', async (t) => {
-  t.equal(meta.schema_version, '2');
+  t.equal(meta.schema_version, '3');
   t.equal(`${meta.release_id}.sqlite`, path.basename(file));
   const coverage = JSON.parse(meta.coverage!);
   t.same(coverage.observation_window, { first: '2026-10-01T00:00:00Z', last: '2026-10-22T00:12:15Z' });
@@ -173,24 +173,31 @@ t.test('per-IP summary: 14 current domains, sample by seed rank', async (t) => {
 });
 
 t.test('DNS state: a transient failure keeps the answer', async (t) => {
-  t.match(
+  const page = (name: string) =>
     db
-      .prepare(
-        `SELECT outcome, good_outcome, vals, last_confirmed FROM dns_state WHERE domain_id = ? AND rtype = 'A'`,
-      )
-      .get(domainId('status.example')),
-    {
-      outcome: 'timeout',
-      good_outcome: 'positive',
-      vals: '["15.181.232.17"]',
-      last_confirmed: Date.parse('2026-10-15T00:03:00Z') / 1000,
-    },
-  );
+      .prepare(`SELECT id, states, intervals, interval_lo, interval_hi FROM domain_page WHERE name = ?`)
+      .get(name) as {
+      id: number;
+      states: string;
+      intervals: string;
+      interval_lo: number;
+      interval_hi: number;
+    };
+  const status = page('status.example');
+  t.equal(status.id, domainId('status.example'));
+  t.same(JSON.parse(status.states)[0], [
+    'A',
+    'timeout',
+    ['15.181.232.17'],
+    [],
+    Date.parse('2026-10-22T00:03:00Z') / 1000, // last_observed: a week later, timed out
+    Date.parse('2026-10-15T00:03:00Z') / 1000,
+    Date.parse('2026-10-15T00:03:00Z') / 1000,
+  ]);
+  const api = page('api.example');
   const history = db
-    .prepare(
-      `SELECT value, ended_at FROM dns_interval WHERE id BETWEEN (SELECT interval_lo FROM domain WHERE id = ?) AND (SELECT interval_hi FROM domain WHERE id = ?) ORDER BY id`,
-    )
-    .all(domainId('api.example'), domainId('api.example'));
+    .prepare(`SELECT value, ended_at FROM dns_interval WHERE id BETWEEN ? AND ? ORDER BY id`)
+    .all(api.interval_lo, api.interval_hi);
   t.same(
     history,
     [
@@ -200,6 +207,72 @@ t.test('DNS state: a transient failure keeps the answer', async (t) => {
     'an order-only change ends nothing',
   );
 });
+
+t.test(
+  'domain_page: every domain, its states as in the DNS state, its intervals as in dns_interval',
+  async (t) => {
+    // Brute force from the other tables: the state file's dns_state (joined by name) and each
+    // domain's dns_interval rows.
+    const st = new Database(path.join(stateDir, 'state.sqlite'), { readonly: true, fileMustExist: true });
+    t.teardown(() => st.close());
+    const stateOf = st.prepare(
+      `SELECT s.rtype, s.outcome, s.vals, s.cnames, s.last_observed, s.last_confirmed, s.last_positive
+       FROM dns_state s JOIN dns_name n ON n.id = s.name_id WHERE n.name = ? ORDER BY s.rtype`,
+    );
+    const intervalsOf = db.prepare(
+      `SELECT id, rtype, value, first_observed, last_confirmed, ended_at FROM dns_interval WHERE domain_id = ? ORDER BY id`,
+    );
+    const pages = db
+      .prepare(`SELECT name, id, states, intervals, interval_lo, interval_hi FROM domain_page`)
+      .all() as Array<{
+      name: string;
+      id: number;
+      states: string;
+      intervals: string;
+      interval_lo: number | null;
+      interval_hi: number | null;
+    }>;
+    t.same(
+      pages.map((p) => [p.id, p.name]).sort((a, b) => (a[0] as number) - (b[0] as number)),
+      db.prepare(`SELECT id, name FROM domain ORDER BY id`).raw().all(),
+      'one row per domain, keyed by its name',
+    );
+    let withIntervals = 0;
+    let withStates = 0;
+    for (const p of pages) {
+      const states = (stateOf.raw().all(p.name) as unknown[][]).map((r) => [
+        r[0],
+        r[1],
+        JSON.parse(r[2] as string),
+        JSON.parse(r[3] as string),
+        r[4],
+        r[5],
+        r[6],
+      ]);
+      t.same(JSON.parse(p.states), states, `${p.name}: states`);
+      const rows = intervalsOf.raw().all(p.id) as Array<
+        [number, string, string, number, number, number | null]
+      >;
+      t.same(
+        [p.interval_lo, p.interval_hi],
+        rows.length === 0 ? [null, null] : [rows[0]![0], rows[rows.length - 1]![0]],
+        `${p.name}: span`,
+      );
+      t.same(
+        JSON.parse(p.intervals),
+        rows.slice(0, 100).map((r) => r.slice(1)),
+        `${p.name}: first page`,
+      );
+      if (rows.length > 0) withIntervals++;
+      if (states.length > 0) withStates++;
+    }
+    t.same(
+      { domains: pages.length, withIntervals, withStates },
+      { domains: 74, withIntervals: 68, withStates: 74 },
+      'names without intervals have rows too',
+    );
+  },
+);
 
 t.test('ranges: ASN route with its CIDR decomposition, provider segments', async (t) => {
   const ip = parseIp('104.21.48.7')!;

@@ -3,6 +3,7 @@
  * exact values: every response field of SPEC.md, paging, cursors, and the errors each query raises.
  */
 import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -479,6 +480,82 @@ t.test('openRelease refuses files it does not understand', async (t) => {
   fs.writeFileSync(bad, 'not a database at all, just text'.repeat(100));
   t.throws(() => openRelease(bad), ReleaseOpenError);
   t.throws(() => openRelease(path.join(work, 'missing.sqlite')), /cannot open release/);
+});
+
+t.test('openRelease refuses a release of schema version 2 and says what to do', async (t) => {
+  // A version 2 file as the builder before 0022 wrote it: dns_state, no domain_page.
+  const old = path.join(work, 'old.sqlite');
+  fs.copyFileSync(path.join(demo.releasesDir, demo.file), old);
+  const db = new Database(old);
+  db.exec(`DROP TABLE domain_page;
+    CREATE TABLE dns_state (domain_id INTEGER NOT NULL, rtype TEXT NOT NULL, outcome TEXT NOT NULL,
+      good_outcome TEXT, vals TEXT NOT NULL, cnames TEXT NOT NULL, last_observed INTEGER NOT NULL,
+      last_confirmed INTEGER, last_positive INTEGER, PRIMARY KEY (domain_id, rtype)) WITHOUT ROWID;
+    UPDATE meta SET value = '2' WHERE key = 'schema_version';`);
+  db.close();
+  t.throws(() => openRelease(old), {
+    name: 'ReleaseOpenError',
+    message:
+      `release ${old} has schema version 2; this server reads version 3 only: build a new release ` +
+      'with the builder of this version (npx builder release), or serve with the version that built this file',
+  });
+});
+
+t.test('domain_history: pages from the domain_page row equal pages from dns_interval', async (t) => {
+  // Copies of the release whose rows keep only the first k intervals: the rows asked for that are
+  // not stored (and the look-ahead row) then come from the dns_interval span.
+  const truncated = (k: number): Release => {
+    const file = path.join(work, `page-${k}.sqlite`);
+    fs.copyFileSync(path.join(demo.releasesDir, demo.file), file);
+    const db = new Database(file);
+    const rows = db.prepare(`SELECT name, intervals FROM domain_page`).all() as Array<{
+      name: string;
+      intervals: string;
+    }>;
+    const update = db.prepare(`UPDATE domain_page SET intervals = ? WHERE name = ?`);
+    for (const r of rows)
+      update.run(JSON.stringify((JSON.parse(r.intervals) as unknown[]).slice(0, k)), r.name);
+    db.close();
+    return openRelease(file);
+  };
+  const copies = [0, 1, 2].map(truncated);
+  t.teardown(() => copies.forEach((c) => c.close()));
+  const names = release.db.prepare(`SELECT name FROM domain_page ORDER BY name`).pluck().all() as string[];
+  const now = epoch('2026-10-23T00:00:00Z');
+  const pages = (r: Release, domain: string, limit: number) => {
+    const out: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = domainHistory(r, { domain, limit, cursor }, now);
+      out.push(page);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    return out;
+  };
+  let compared = 0;
+  for (const domain of names) {
+    for (const limit of [1, 2, 3, 100]) {
+      const expected = pages(release, domain, limit);
+      for (const copy of copies) {
+        t.same(pages(copy, domain, limit), expected, `${domain} limit ${limit}`);
+        compared++;
+      }
+    }
+  }
+  t.equal(compared, 74 * 4 * 3);
+  // Exact values of one domain's row, as stored.
+  t.same(
+    release.db
+      .prepare(`SELECT intervals, interval_lo, interval_hi FROM domain_page WHERE name = ?`)
+      .raw()
+      .get('api.example'),
+    [
+      `[["A","15.181.232.18",${epoch('2026-10-01T00:03:20Z')},${epoch('2026-10-22T00:03:20Z')},null],` +
+        `["A","216.244.7.45",${epoch('2026-10-01T00:03:20Z')},${epoch('2026-10-22T00:03:20Z')},null]]`,
+      56,
+      57,
+    ],
+  );
 });
 
 t.test('range tables in memory answer exactly as the SQL seeks do', async (t) => {

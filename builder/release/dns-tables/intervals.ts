@@ -227,7 +227,7 @@ function releaseOrder(rows: Growable): Int32Array {
   return order;
 }
 
-/** Appends the intervals to dns_interval (ids 1..count) and sets the domains' interval spans. */
+/** Appends the intervals to dns_interval (ids 1..count); the domains' spans are in domain_page (domain-pages.ts). */
 export function writeIntervals(db: Database.Database, iv: Intervals): void {
   const insert = new RowWriter(
     db,
@@ -243,23 +243,6 @@ export function writeIntervals(db: Database.Database, iv: Intervals): void {
     insert.row(domain[i], aaaa[i], values[value[i]!], first[i], last[i], e === e ? e : null);
   }
   insert.flush();
-  // 128 domains per UPDATE statement: one statement per domain spent more in the calls than in
-  // the updates.
-  const span = new RowWriter(
-    db,
-    3,
-    (rows) =>
-      `UPDATE domain SET interval_lo = v.column2, interval_hi = v.column3 FROM (VALUES ${rows}) AS v
-       WHERE domain.id = v.column1`,
-  );
-  for (let i = 0; i < iv.count;) {
-    const d = domain[i]!;
-    let j = i + 1;
-    while (j < iv.count && domain[j] === d) j++;
-    span.row(d, i + 1, j);
-    i = j;
-  }
-  span.flush();
 }
 
 /**

@@ -13,6 +13,9 @@ import { PackedText } from './packed-text.js';
  * worker computes from the intervals and posts in chunks (the buffers transferred) before it
  * writes the hosting runs.
  */
+/** Addresses per IpSummaries: a few MB each, written and dropped one after another. */
+export const IP_SUMMARY_CHUNK = 1 << 18;
+
 export interface IpSummaries {
   from: number;
   to: number;

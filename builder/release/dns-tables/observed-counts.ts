@@ -27,7 +27,7 @@ export function writeObserved(
     for (const id of ids) set.add(id);
   }
   // Without any DNS observation the release counts none: observed stays null ("unknown, never zero").
-  if (db.prepare(`SELECT EXISTS (SELECT 1 FROM dns_state)`).pluck().get() !== 1) return;
+  if (db.prepare(`SELECT EXISTS (SELECT 1 FROM st.dns_state)`).pluck().get() !== 1) return;
   const update = db.prepare(`UPDATE asn SET observed_ips = ?, observed_domains = ? WHERE asn = ?`);
   db.exec(`UPDATE asn SET observed_ips = 0, observed_domains = 0`);
   for (const [asn, ips] of observedIps) update.run(ips, observedDomains.get(asn)!.size, asn);

@@ -4,7 +4,8 @@
  */
 export class PackedText {
   readonly length: number;
-  private readonly offsets: Uint32Array;
+  /** Text i is bytes[offsets[i], offsets[i + 1] - 1) (the last one is followed by no newline). */
+  readonly offsets: Uint32Array;
   /** No byte above 127: read back without UTF-8 decoding. */
   private readonly ascii: boolean;
 

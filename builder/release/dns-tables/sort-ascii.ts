@@ -1,3 +1,5 @@
+import type { PackedText } from './packed-text.js';
+
 const NOT_ASCII = new Error('not ASCII');
 
 /**
@@ -61,4 +63,70 @@ export function sortAscii(texts: string[]): string[] {
     texts.sort();
   }
   return texts;
+}
+
+/**
+ * The indexes of the texts of `text` in byte order (SQLite's BINARY collation, UTF-8 included):
+ * the MSD radix sort above on the bytes themselves, so that no string is made of the texts.
+ */
+export function orderByBytes(text: PackedText): Int32Array {
+  const { bytes, offsets, length } = text;
+  const order = new Int32Array(length);
+  for (let i = 0; i < length; i++) order[i] = i;
+  const scratch = new Int32Array(length);
+  const codes = new Uint16Array(length);
+  const counts: Int32Array[] = [];
+  // Byte `depth` of text i + 1, or 0 when the text ends before it.
+  const code = (i: number, depth: number): number => {
+    const at = offsets[i]! + depth;
+    return at < offsets[i + 1]! - 1 ? bytes[at]! + 1 : 0;
+  };
+  const before = (a: number, b: number, depth: number): boolean => {
+    for (let d = depth; ; d++) {
+      const x = code(a, d);
+      const y = code(b, d);
+      if (x !== y) return x < y;
+      if (x === 0) return false;
+    }
+  };
+  const radix = (lo: number, hi: number, depth: number): void => {
+    if (hi - lo < 48) {
+      for (let i = lo + 1; i < hi; i++) {
+        const x = order[i]!;
+        let j = i - 1;
+        while (j >= lo && before(x, order[j]!, depth)) {
+          order[j + 1] = order[j]!;
+          j--;
+        }
+        order[j + 1] = x;
+      }
+      return;
+    }
+    const count = (counts[depth] ??= new Int32Array(258));
+    count.fill(0);
+    let min = 257;
+    let max = 0;
+    for (let i = lo; i < hi; i++) {
+      const c = code(order[i]!, depth);
+      codes[i] = c;
+      count[c + 1]!++;
+      if (c < min) min = c;
+      if (c > max) max = c;
+    }
+    if (min === max) {
+      if (min !== 0) radix(lo, hi, depth + 1);
+      return;
+    }
+    for (let c = min; c <= max; c++) count[c + 1]! += count[c]!;
+    for (let i = lo; i < hi; i++) scratch[lo + count[codes[i]!]!++] = order[i]!;
+    order.set(scratch.subarray(lo, hi), lo);
+    let a = lo + (min === 0 ? count[0]! : 0);
+    for (let c = Math.max(min, 1); c <= max; c++) {
+      const b = lo + count[c]!;
+      if (b - a > 1) radix(a, b, depth + 1);
+      a = b;
+    }
+  };
+  radix(0, length, 0);
+  return order;
 }
