@@ -19,7 +19,7 @@ import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
-import { cpuSeconds, peakRssMb, startNode, stop } from './processes.js';
+import { peakRssMb, startNode, stop, withCpuPerRequest } from './processes.js';
 
 /** Seconds of unmeasured load per scenario before the first run. */
 const WARM_UP_SECONDS = 3;
@@ -168,40 +168,31 @@ async function main(): Promise<void> {
   const uniform = all[0]!.paths;
   const list = all.filter((s) => values.scenario === undefined || s.name.includes(values.scenario));
   if (list.length === 0) throw new Error(`no scenario matches ${JSON.stringify(values.scenario)}`);
+  // What the metering and workers sections start their own servers with.
+  const serverBench = {
+    releasesDir,
+    accounts,
+    key,
+    paths: uniform,
+    seconds,
+    runs,
+    connections,
+    limits: BENCH_LIMITS,
+    startProcess,
+    stop,
+  };
   // The cost of metering on /v1/ip uniform, embedded and PostgreSQL + Redis, against METERING=off.
   const metering = async () => {
-    const lines = await benchMetering({
-      root,
-      releasesDir,
-      accounts,
-      key,
-      paths: uniform,
-      seconds,
-      runs,
-      connections,
-      ...(pin && { cpu: 1 }),
-      limits: BENCH_LIMITS,
-      startProcess,
-      stop,
-    });
+    const lines = await benchMetering({ ...serverBench, root, ...(pin && { cpu: 1 }) });
     console.log('');
     for (const line of lines) console.log(line);
   };
   // --workers 1 against --workers 2 on /v1/ip uniform: req/s and CPU per request (bench-workers.ts).
   const workers = async () => {
     const lines = await benchWorkers({
+      ...serverBench,
       server: path.join(root, 'bin/server.js'),
-      releasesDir,
-      accounts,
-      key,
-      paths: uniform,
-      seconds,
-      runs,
-      connections,
-      limits: BENCH_LIMITS,
       workers: [1, 2],
-      startProcess,
-      stop,
     });
     console.log(
       `\nWorkers: /v1/ip uniform, embedded defaults, ${runs} runs of ${seconds} s; medians (min–max)`,
@@ -271,16 +262,14 @@ async function main(): Promise<void> {
       for (const s of list) {
         const r = results.get(s.name) ?? { server: [], bare: [], cpuUs: [], bareCpuUs: [] };
         const common = { paths: s.paths, headers, connections, seconds, cpu: pin ? 1 : undefined };
-        const bareBefore = cpuSeconds(bare.child.pid!);
-        r.bare.push(await runWrk({ ...common, url: `http://127.0.0.1:${bare.port}` }));
-        r.bareCpuUs.push(
-          ((cpuSeconds(bare.child.pid!) - bareBefore) * 1e6) / r.bare[r.bare.length - 1]!.requests,
+        const limit = await withCpuPerRequest(bare.child.pid!, () =>
+          runWrk({ ...common, url: `http://127.0.0.1:${bare.port}` }),
         );
-        const cpuBefore = cpuSeconds(server.child.pid!);
-        r.server.push(await runWrk({ ...common, url: base }));
-        r.cpuUs.push(
-          ((cpuSeconds(server.child.pid!) - cpuBefore) * 1e6) / r.server[r.server.length - 1]!.requests,
-        );
+        r.bare.push(limit.result);
+        r.bareCpuUs.push(limit.cpuUs);
+        const served = await withCpuPerRequest(server.child.pid!, () => runWrk({ ...common, url: base }));
+        r.server.push(served.result);
+        r.cpuUs.push(served.cpuUs);
         results.set(s.name, r);
         const last = r.server[r.server.length - 1]!;
         if (last.non2xx > 0 || last.errors > 0) {

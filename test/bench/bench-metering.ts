@@ -18,28 +18,12 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuSeconds } from './processes.js';
+import { cpuSeconds, type ServerBenchOptions } from './processes.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 
-export interface MeteringBenchOptions {
+export interface MeteringBenchOptions extends ServerBenchOptions {
   root: string;
-  releasesDir: string;
-  /** The SQLite accounts file of the embedded servers and its bench key. */
-  accounts: string;
-  key: string;
-  paths: string[];
-  seconds: number;
-  runs: number;
-  connections: number;
   cpu?: number;
-  /** Limits the bench keys' plan (Free) gets, so the meter counts but never refuses. */
-  limits: Record<string, string>;
-  startProcess(
-    args: string[],
-    cpu: number | undefined,
-    env?: NodeJS.ProcessEnv,
-  ): Promise<{ child: ChildProcess; port: number }>;
-  stop(child: ChildProcess): Promise<void>;
 }
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';

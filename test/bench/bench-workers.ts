@@ -5,28 +5,13 @@
  * cores for the load generator beside the workers, req/s cannot scale and the figure that says
  * whether workers cost anything is the CPU per request.
  */
-import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { cpuSeconds } from './processes.js';
+import { withCpuPerRequest, type ServerBenchOptions } from './processes.js';
 import { runWrk, summarize } from './wrk.js';
 
-export interface WorkersBenchOptions {
+export interface WorkersBenchOptions extends ServerBenchOptions {
   server: string;
-  releasesDir: string;
-  accounts: string;
-  key: string;
-  paths: string[];
-  seconds: number;
-  runs: number;
-  connections: number;
-  limits: NodeJS.ProcessEnv;
   workers: number[];
-  startProcess(
-    args: string[],
-    cpu: number | undefined,
-    env?: NodeJS.ProcessEnv,
-  ): Promise<{ child: ChildProcess; port: number }>;
-  stop(child: ChildProcess): Promise<void>;
 }
 
 export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
@@ -77,13 +62,13 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
       const p99: number[] = [];
       let errors = 0;
       for (let run = 0; run < o.runs; run++) {
-        const before = cpuSeconds(server.child.pid!);
-        const r = await runWrk({ ...common, seconds: o.seconds });
-        const used = cpuSeconds(server.child.pid!) - before;
+        const { result: r, cpuUs } = await withCpuPerRequest(server.child.pid!, () =>
+          runWrk({ ...common, seconds: o.seconds }),
+        );
         if (r.non2xx > 0) throw new Error(`${workers} workers: ${r.non2xx} non-2xx answers`);
         errors += r.errors;
         rps.push(r.rps);
-        cpu.push((used / r.requests) * 1e6);
+        cpu.push(cpuUs);
         p99.push(r.p99ms);
       }
       const f = (s: { median: number; min: number; max: number }, d = 0) =>

@@ -1,6 +1,7 @@
 /** Child processes of the benches: a node program pinned to one CPU that prints `listening on …`. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import type { WrkResult } from './wrk.js';
 
 /**
  * Node's flags for a process pinned to one core: no background GC threads, which would take turns
@@ -78,4 +79,34 @@ export function cpuSeconds(pid: number): number {
   };
   visit(pid);
   return total;
+}
+
+/** A wrk run and the CPU time the process `pid` (and its children) spent per request meanwhile. */
+export async function withCpuPerRequest(
+  pid: number,
+  run: () => Promise<WrkResult>,
+): Promise<{ result: WrkResult; cpuUs: number }> {
+  const before = cpuSeconds(pid);
+  const result = await run();
+  return { result, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / result.requests };
+}
+
+/** What the sections of bench-api that start servers of their own (metering, workers) are given. */
+export interface ServerBenchOptions {
+  releasesDir: string;
+  /** The SQLite accounts file of the embedded servers and its bench key. */
+  accounts: string;
+  key: string;
+  paths: string[];
+  seconds: number;
+  runs: number;
+  connections: number;
+  /** Limits the bench keys' plan (Free) gets, so the meter counts but never refuses. */
+  limits: Record<string, string>;
+  startProcess(
+    args: string[],
+    cpu: number | undefined,
+    env?: NodeJS.ProcessEnv,
+  ): Promise<{ child: ChildProcess; port: number }>;
+  stop(child: ChildProcess): Promise<void>;
 }
