@@ -39,7 +39,7 @@ export const RELEASE_TABLES = {
     providers TEXT NOT NULL, observed_ips INTEGER, observed_domains INTEGER)`,
   /** Ids follow seed rank (apex, then www), then names observed outside the seed: a smaller id is a more popular name. */
   domain: `CREATE TABLE domain (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, rank INTEGER, in_seed INTEGER NOT NULL)`,
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, rank INTEGER, in_seed INTEGER NOT NULL)`,
   /**
    * One row per domain, keyed by the normalized name: the first page of its history in one B-tree
    * seek (docs/decisions/0022). `states`: the current state per record type, in record-type order,
@@ -67,6 +67,8 @@ export const RELEASE_TABLES = {
 export type ReleaseTable = keyof typeof RELEASE_TABLES;
 
 export const RELEASE_INDEXES = [
+  /** Unique; built once the seed names are in (writeDomains): faster than a UNIQUE column filled in rank order. */
+  `CREATE UNIQUE INDEX domain_by_name ON domain (name)`,
   `CREATE INDEX asn_range_by_asn ON asn_range (asn, id)`,
   /** Reverse lookups page by (first_observed, id); covering, so the per-IP pass reads no table rows. */
   `CREATE INDEX dns_interval_by_value ON dns_interval (value, first_observed, domain_id, ended_at, last_confirmed)`,

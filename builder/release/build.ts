@@ -10,9 +10,10 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { RELEASE_INDEXES, RELEASE_TABLES, type ReleaseTable } from '../../shared/release-schema.js';
 import { collectGarbage } from './collect-garbage.js';
-import { readDomainNames, writeDomains } from './dns-tables/domains.js';
+import { analyzeTables, writeKeyedStatistics } from './statistics.js';
+import { DOMAIN_NAME_INDEX, readDomainNames, writeDomains } from './dns-tables/domains.js';
 import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/intervals.js';
-import { IP_SUMMARY_CHUNK, summarizeIps, writeIpSummary } from './dns-tables/ip-summaries.js';
+import { workerSummariesFrom, writeIpSummaries } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
 import { intervalWindow, writeMeta } from './meta.js';
 import { pagesFileOf, shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
@@ -79,20 +80,22 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
     // Computed here since domain_page (docs/decisions/0022): the worker writes it meanwhile.
+    // Computed here since domain_page (docs/decisions/0022), but for the last addresses, which
+    // the worker writes at the end of its work.
     phase('ip summaries', () => {
       const grouped = intervalsByValue(intervals, intervals.values.length);
       const { bytes, firstId } = domainNames;
       const text = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-      const count = intervals.values.length;
-      writeIpSummary(db, intervals.values, (k) =>
-        summarizeIps(
-          intervals,
-          grouped,
-          k * IP_SUMMARY_CHUNK,
-          Math.min((k + 1) * IP_SUMMARY_CHUNK, count),
-          text,
-          firstId,
-        ),
+      const { values } = intervals;
+      writeIpSummaries(
+        db,
+        intervals,
+        grouped,
+        0,
+        workerSummariesFrom(values.length),
+        (v) => values[v]!,
+        text,
+        firstId,
       );
       // The address texts (this thread's own copy) are needed no more: freed now, before the
       // index build, while the worker writes the hosting runs (the peak of the two threads).
@@ -101,7 +104,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     const [intervalIndexes, otherIndexes] = [
       RELEASE_INDEXES.filter((ddl) => / ON dns_interval /.test(ddl)),
-      RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl)),
+      RELEASE_INDEXES.filter((ddl) => !/ ON dns_interval /.test(ddl) && ddl !== DOMAIN_NAME_INDEX),
     ];
     phase('interval index', () => {
       for (const ddl of intervalIndexes) db.exec(ddl);
@@ -110,9 +113,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     // Since domain_page the worker thread usually ends last (docs/decisions/0022): this thread's
     // own tables, complete now, are analyzed while it waits; the others after the copy.
     const ownTables: ReleaseTable[] = ['domain', 'dns_interval', 'ip_summary'];
-    phase("analyze this thread's tables", () => {
-      for (const table of ownTables) db.exec(`ANALYZE main.${table}`);
-    });
+    phase("analyze this thread's tables", () => analyzeTables(db, ownTables));
     // domain_page is complete before the worker's last tables: copied in meanwhile.
     const pagesFile = pagesFileOf(workerFile);
     phase('copy domain_page', () => {
@@ -153,8 +154,11 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => {
-      for (const table of Object.keys(RELEASE_TABLES) as ReleaseTable[])
-        if (!ownTables.includes(table)) db.exec(`ANALYZE main.${table}`);
+      analyzeTables(
+        db,
+        (Object.keys(RELEASE_TABLES) as ReleaseTable[]).filter((table) => !ownTables.includes(table)),
+      );
+      writeKeyedStatistics(db, counts);
     });
     return { counts, phases };
   } finally {

@@ -3,8 +3,8 @@
  * thread writes the domains, intervals and IP summaries, it writes into a file of its own the
  * provider ranges and the ASN mapping, then (once it has the domain ids and names) sorts the
  * names and prepares the domain_page states; once it has the intervals it writes domain_page,
- * the hosting runs and with the routing AS of every address the observed counts of the asn
- * table. The main thread copies its tables in. Always posts one WorkerResult, then sets the
+ * the hosting runs, with the routing AS of every address the observed counts of the asn table,
+ * and the ip_summary rows of the last addresses (ip-summaries.ts). The main thread copies its tables in. Always posts one WorkerResult, then sets the
  * shared flag the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
@@ -48,6 +48,7 @@ try {
   const { PackedText } = await import('./dns-tables/packed-text.js');
   const { writeHostingRuns } = await import('./dns-tables/domain-hosting.js');
   const { writeObserved } = await import('./dns-tables/observed-counts.js');
+  const { workerSummariesFrom, writeIpSummaries } = await import('./dns-tables/ip-summaries.js');
   const phases: BuildResult['phases'] = [];
   const phase = <T>(name: string, fn: () => T): T => {
     const started = performance.now();
@@ -101,7 +102,20 @@ try {
     // The routing AS of each address, as the hosting runs resolve it; then the per-AS counts.
     const asnOfValue = new Float64Array(values.length);
     phase('hosting runs', () => writeHostingRuns(db, networks, iv, values, asnOfValue));
-    phase('observed counts', () => writeObserved(db, iv, intervalsByValue(iv, values.length), asnOfValue));
+    const byValue = intervalsByValue(iv, values.length);
+    phase('observed counts', () => writeObserved(db, iv, byValue, asnOfValue));
+    phase('ip summaries', () =>
+      writeIpSummaries(
+        db,
+        iv,
+        byValue,
+        workerSummariesFrom(values.length),
+        values.length,
+        (v) => values.get(v),
+        names,
+        firstId,
+      ),
+    );
     db.exec('COMMIT');
     result = { phases, contributors, lastObserved: pageOrder.lastObserved };
   } finally {

@@ -19,6 +19,8 @@ export const WORKER_TABLES = [
   'asn_segment',
   'asn',
   'domain_hosting',
+  // Its last addresses only (ip-summaries.ts workerSummariesFrom): appended to the main thread's.
+  'ip_summary',
 ] as const;
 
 /**

@@ -158,6 +158,36 @@ t.test('summarizeIps: per address the current domains, a sample of 10 names and 
   t.equal(Buffer.from(chunk.samples).toString('utf8'), '[]\n[]');
 });
 
+t.test(
+  'writeDomains: a name both in the seed and the www. name of a seed name is written once, at its first place',
+  async (t) => {
+    const db = new Database(':memory:');
+    t.teardown(() => db.close());
+    db.exec(`ATTACH DATABASE ':memory:' AS st`);
+    db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
+    db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
+    db.exec(RELEASE_TABLES.domain);
+    // www.a.example: in the seed at rank 1, before a.example (rank 2) and so before its www. name;
+    // www.d.example: in the seed at rank 9, after d.example (rank 4): its place is d.example's www.
+    db.exec(
+      `INSERT INTO st.seed VALUES ('b.example', 1), ('www.a.example', 1), ('a.example', 2), ('d.example', 4), ('www.d.example', 9)`,
+    );
+    db.exec(`INSERT INTO st.dns_name VALUES (1, 'www.a.example'), (2, 'www.d.example')`);
+    db.exec('BEGIN');
+    t.same([...writeDomains(db)], [0, 2, 6]);
+    t.same(db.prepare(`SELECT id, name, rank, in_seed FROM domain ORDER BY id`).raw().all(), [
+      [1, 'b.example', 1, 1],
+      [2, 'www.a.example', 1, 1],
+      [3, 'www.b.example', 1, 1],
+      [4, 'a.example', 2, 1],
+      [5, 'd.example', 4, 1],
+      [6, 'www.d.example', 4, 1],
+    ]);
+    t.throws(() => db.exec(`INSERT INTO domain (name, rank, in_seed) VALUES ('a.example', 5, 0)`), /UNIQUE/);
+    db.exec('ROLLBACK');
+  },
+);
+
 t.test('PackedText: byte lengths, copies and whether the texts are JSON-safe', async (t) => {
   const p = PackedText.of(['ab', '', 'xyz']);
   t.same([p.byteLength(0), p.byteLength(1), p.byteLength(2)], [2, 0, 3]);

@@ -1,21 +1,31 @@
 /**
- * ip_summary: per address the summary of the IP lookup's `domains` block. The worker thread
- * computes the columns from the intervals (summarizeIps) and posts them in chunks; the main
- * thread writes them (writeIpSummary).
+ * ip_summary: per address the summary of the IP lookup's `domains` block, computed from the
+ * intervals (summarizeIps) and written a chunk of addresses at a time (writeIpSummaries). The
+ * main thread writes the first addresses into the release, the worker thread the last
+ * IP_SUMMARY_WORKER_SHARE of them into its file (their keys are greater: the main thread's copy
+ * appends them), at the end of its work, where it waited for the main thread before.
  */
 import type Database from 'better-sqlite3';
 import { RowWriter } from '../../row-writer.js';
 import { currentDomains, type IntervalArrays } from './intervals.js';
 import { PackedText } from './packed-text.js';
 
-/**
- * The columns of ip_summary for the addresses [from, to) (value numbers, in byte order), which the
- * worker computes from the intervals and posts in chunks (the buffers transferred) before it
- * writes the hosting runs.
- */
 /** Addresses per IpSummaries: a few MB each, written and dropped one after another. */
 export const IP_SUMMARY_CHUNK = 1 << 18;
 
+/**
+ * The share of the addresses whose summaries the worker thread writes: on the full-scale bench
+ * the worker ended about 5 s before the main thread, and the summaries took the main thread
+ * 10-13 s (docs/decisions/0022).
+ */
+export const IP_SUMMARY_WORKER_SHARE = 0.25;
+
+/** The first address (value number) whose summary the worker thread writes. */
+export function workerSummariesFrom(count: number): number {
+  return Math.floor(count * (1 - IP_SUMMARY_WORKER_SHARE));
+}
+
+/** The columns of ip_summary for the addresses [from, to) (value numbers, in byte order). */
 export interface IpSummaries {
   from: number;
   to: number;
@@ -27,13 +37,19 @@ export interface IpSummaries {
 }
 
 /**
- * Per address the summary of the IP lookup's `domains` block; addresses in byte order, their
- * columns as the worker posts them (`next(k)`: the chunk after k chunks).
+ * Writes the ip_summary rows of the addresses [from, to) (value numbers, in byte order; `value(v)`
+ * is the text of v), IP_SUMMARY_CHUNK addresses at a time. `names`: the domain names from id
+ * `firstId` on.
  */
-export function writeIpSummary(
+export function writeIpSummaries(
   db: Database.Database,
-  values: string[],
-  next: (k: number) => IpSummaries,
+  iv: IntervalArrays,
+  byValue: { start: Int32Array; rows: Int32Array },
+  from: number,
+  to: number,
+  value: (v: number) => string,
+  names: PackedText,
+  firstId: number,
 ): void {
   const insert = new RowWriter(
     db,
@@ -41,18 +57,18 @@ export function writeIpSummary(
     (rows) =>
       `INSERT INTO ip_summary (value, current_count, sample, first_observed, last_confirmed) VALUES ${rows}`,
   );
-  for (let v = 0, k = 0; v < values.length; k++) {
-    const { from, to, currentCount, first, last, samples: bytes } = next(k);
+  for (let lo = from; lo < to; lo += IP_SUMMARY_CHUNK) {
+    const hi = Math.min(lo + IP_SUMMARY_CHUNK, to);
+    const { currentCount, first, last, samples: bytes } = summarizeIps(iv, byValue, lo, hi, names, firstId);
     const samples = new PackedText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-    if (from !== v || samples.length !== to - from) throw new Error(`ip summaries ${from}..${to} at ${v}`);
-    for (; v < to; v++)
-      insert.row(values[v], currentCount[v - from], samples.get(v - from), first[v - from], last[v - from]);
+    for (let v = lo; v < hi; v++)
+      insert.row(value(v), currentCount[v - lo], samples.get(v - lo), first[v - lo], last[v - lo]);
   }
   insert.flush();
 }
 
 /**
- * The columns of ip_summary per value (run by the worker thread): the number of domains with a
+ * The columns of ip_summary per value: the number of domains with a
  * current interval on the address, the first 10 of them (by id) as a JSON array of names, and
  * the earliest first_observed and latest last_confirmed of all its intervals.
  */
