@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { canonicalIpv4, ValueNumbers } from '../../builder/release/dns-tables/value-numbers.js';
 import { intervalsByValue } from '../../builder/release/dns-tables/intervals.js';
 import { JsonArraysOfText } from '../../builder/release/dns-tables/json-arrays.js';
@@ -158,15 +158,21 @@ t.test('summarizeIps: per address the current domains, a sample of 10 names and 
   t.equal(Buffer.from(chunk.samples).toString('utf8'), '[]\n[]');
 });
 
+/** An empty release domain table with a state's seed and dns_name tables attached as `st`. */
+function domainsDatabase(t: Test): Database.Database {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec(`ATTACH DATABASE ':memory:' AS st`);
+  db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
+  db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
+  db.exec(RELEASE_TABLES.domain);
+  return db;
+}
+
 t.test(
   'writeDomains: a name both in the seed and the www. name of a seed name is written once, at its first place',
   async (t) => {
-    const db = new Database(':memory:');
-    t.teardown(() => db.close());
-    db.exec(`ATTACH DATABASE ':memory:' AS st`);
-    db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
-    db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
-    db.exec(RELEASE_TABLES.domain);
+    const db = domainsDatabase(t);
     // www.a.example: in the seed at rank 1, before a.example (rank 2) and so before its www. name;
     // www.d.example: in the seed at rank 9, after d.example (rank 4): its place is d.example's www.
     db.exec(
@@ -202,12 +208,7 @@ t.test('PackedText: byte lengths, copies and whether the texts are JSON-safe', a
 });
 
 t.test('writeDomains: seed names in rank order (apex, then www.), then other observed names', async (t) => {
-  const db = new Database(':memory:');
-  t.teardown(() => db.close());
-  db.exec(`ATTACH DATABASE ':memory:' AS st`);
-  db.exec(`CREATE TABLE st.seed (domain TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID`);
-  db.exec(`CREATE TABLE st.dns_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`);
-  db.exec(RELEASE_TABLES.domain);
+  const db = domainsDatabase(t);
   db.exec(`INSERT INTO st.seed VALUES ('b.example', 1), ('a.example', 2), ('www.c.example', 3)`);
   db.exec(`INSERT INTO st.dns_name VALUES (1, 'a.example'), (2, 'www.b.example'), (4, 'www.c.example')`);
   const ids = (map: Int32Array) => [...map];
