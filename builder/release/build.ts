@@ -79,7 +79,6 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
     });
     worker.post({ intervals: shareIntervals(intervals) });
     phase('intervals', () => writeIntervals(db, intervals));
-    // Computed here since domain_page (docs/decisions/0022): the worker writes it meanwhile.
     // Computed here since domain_page (docs/decisions/0022), but for the last addresses, which
     // the worker writes at the end of its work.
     phase('ip summaries', () => {

@@ -4,8 +4,8 @@
  * provider ranges and the ASN mapping, then (once it has the domain ids and names) sorts the
  * names and prepares the domain_page states; once it has the intervals it writes domain_page,
  * the hosting runs, with the routing AS of every address the observed counts of the asn table,
- * and the ip_summary rows of the last addresses (ip-summaries.ts). The main thread copies its tables in. Always posts one WorkerResult, then sets the
- * shared flag the main thread waits on.
+ * and the ip_summary rows of the last addresses (ip-summaries.ts). The main thread copies its
+ * tables in. Always posts one WorkerResult, then sets the shared flags the main thread waits on.
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';

@@ -4,7 +4,7 @@
  * ANALYZE reads every row of a table. For the tables whose every index is a unique key of one
  * column (read by key only: no statistic changes how a lookup by a unique key is planned) the
  * sqlite_stat1 rows ANALYZE would write are written from the row counts instead: `N 1` per
- * index, `N` for a table without one, nothing for an empty table (test/builder/release-build.test.ts
+ * index, `N` for a table without one, nothing for an empty table (test/builder/release-content.test.ts
  * compares them with ANALYZE's). On the full-scale bench ANALYZE took 2.4 s on domain_page alone.
  * The other tables (dns_interval's index of addresses, the ranges) are analyzed as before.
  */

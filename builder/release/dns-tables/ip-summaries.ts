@@ -68,9 +68,9 @@ export function writeIpSummaries(
 }
 
 /**
- * The columns of ip_summary per value: the number of domains with a
- * current interval on the address, the first 10 of them (by id) as a JSON array of names, and
- * the earliest first_observed and latest last_confirmed of all its intervals.
+ * The columns of ip_summary per value: the number of domains with a current interval on the
+ * address, the first 10 of them (by id) as a JSON array of names, and the earliest
+ * first_observed and latest last_confirmed of all its intervals.
  */
 export function summarizeIps(
   iv: IntervalArrays,

@@ -68,6 +68,12 @@ export function sortAscii(texts: string[]): string[] {
 /**
  * The indexes of the texts of `text` in byte order (SQLite's BINARY collation, UTF-8 included):
  * the MSD radix sort above on the bytes themselves, so that no string is made of the texts.
+ *
+ * The same loops as sortAscii on purpose: one radix sort of positions shared by both, with the
+ * code of a text at a depth as a callback, took 5.0-6.1 s instead of 1.7-1.9 s for sortAscii on
+ * the full-scale bench's 2.6M addresses and 1.0-1.5 s instead of 0.8-0.95 s here on its 2M names
+ * (2026-11-26, a scratch script, rounds 2-3 of each): the callback is not inlined once
+ * it has two shapes, and both sorts are on the build's critical path.
  */
 export function orderByBytes(text: PackedText): Int32Array {
   const { bytes, offsets, length } = text;
