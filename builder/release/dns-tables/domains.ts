@@ -13,7 +13,7 @@ export const DOMAIN_NAME_INDEX = RELEASE_INDEXES.find((ddl) => / ON domain /.tes
 export function writeDomains(db: Database.Database): Int32Array {
   // A name can come twice (a seed name www.x and the www. name of the seed name x): the first in
   // (rank, apex before www.) order is kept. Deduplicated by a GROUP BY and inserted without a
-  // unique index, which is built after: about 2 s less on the full-scale bench than a UNIQUE
+  // unique index, which is built after: 1-2 s less on the full-scale bench than a UNIQUE
   // column filled in rank order (a B-tree insert at a random place per name).
   db.exec(`
     CREATE TEMP TABLE resolved AS

@@ -15,8 +15,8 @@ export const IP_SUMMARY_CHUNK = 1 << 18;
 
 /**
  * The share of the addresses whose summaries the worker thread writes: on the full-scale bench
- * the worker ended about 5 s before the main thread, and the summaries took the main thread
- * 10-13 s (docs/decisions/0022).
+ * the worker ended about 5 s before the main thread (by the sums of the phase times), and the
+ * summaries took the main thread 10-13 s (docs/decisions/0022).
  */
 export const IP_SUMMARY_WORKER_SHARE = 0.25;
 
