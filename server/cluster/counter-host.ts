@@ -1,39 +1,184 @@
 /**
  * The primary side of ipc-counters.ts: one set of in-process counters (memory-counters.ts, with
- * the usage ledger that writes kept units to the accounts store) answering every worker. A batch
- * is applied in its order; takes of counters already in memory answer without waiting, so one
- * worker's batch never waits behind another's.
+ * the usage ledger that writes kept units to the accounts store) answering every worker.
+ *
+ * A take may lend the worker more units of the same counters (a lease), which the worker then hands
+ * out itself without asking: the counters count them from the moment they are lent, so no limit is
+ * ever passed. Units are lent only while more than `headroom` stay free, so the last units of every
+ * budget are taken one at a time, in the order the takes arrive. Before a take is refused, every
+ * worker holding a lease of that workspace or project is asked to give its units back (a recall),
+ * and the take is tried again: a limit of L serves exactly L, whichever workers the requests reach.
  */
-import type { Counters, TakeResult } from '../limits/counters.js';
-import type { CounterAnswers, CounterBatch } from './messages.js';
+import type { MemoryCounters } from '../limits/memory-counters.js';
+import type { TakeRequest, TakeResult } from '../limits/counters.js';
+import type { CounterAnswers, CounterBatch, CounterOp, CounterRecall } from './messages.js';
+
+/** How long a recall waits for a worker's answer; one that does not answer keeps its units. */
+const RECALL_TIMEOUT_MS = 1_000;
+
+export interface CounterHostOptions {
+  /** Leased units are lent only while more than this many of each limit stay free. */
+  headroom: number;
+}
+
+/** One worker as the host sees it: what it sends in, where the answers and recalls go. */
+export interface CounterPeer {
+  handle(batch: CounterBatch): void;
+  /** The worker is gone: its leases stay counted (how many it handed out is unknown). */
+  closed(): void;
+}
+
+interface PeerState {
+  send(message: CounterAnswers | CounterRecall): void;
+  /** Workspaces and projects this worker may hold leased units of. */
+  workspaces: Set<string>;
+  projects: Set<string>;
+  recalls: Map<number, () => void>;
+}
+
+type Answer = CounterAnswers['answers'][number];
 
 export class CounterHost {
-  constructor(private readonly counters: Counters) {}
+  private readonly peers = new Set<PeerState>();
+  private nextRecall = 1;
+  /** Recalls not answered yet: a take refused meanwhile waits for them too. */
+  private readonly recalling = new Set<Promise<void>>();
 
-  /** Applies a worker's batch; `reply` gets the answers to its takes (once, when all are known). */
-  handle(batch: CounterBatch, reply: (answers: CounterAnswers) => void): void {
-    const answers: CounterAnswers['answers'] = [];
-    const waiting: Array<Promise<void>> = [];
+  constructor(
+    private readonly counters: MemoryCounters,
+    private readonly options: CounterHostOptions,
+  ) {}
+
+  connect(send: (message: CounterAnswers | CounterRecall) => void): CounterPeer {
+    const peer: PeerState = { send, workspaces: new Set(), projects: new Set(), recalls: new Map() };
+    this.peers.add(peer);
+    return {
+      handle: (batch) => this.handle(peer, batch),
+      closed: () => {
+        this.peers.delete(peer);
+        for (const done of peer.recalls.values()) done();
+        peer.recalls.clear();
+      },
+    };
+  }
+
+  /**
+   * Applies a batch in its order. The answers known at once go back in one message; each take that
+   * waits (a counter to load, a recall) is answered alone when it is known. So a lease always
+   * reaches its worker before any recall the host sends after lending it.
+   */
+  private handle(peer: PeerState, batch: CounterBatch): void {
+    const answers: Answer[] = [];
+    const later: Array<{ op: Extract<CounterOp, { op: 'take' }>; now: TakeResult | undefined }> = [];
     for (const op of batch.ops) {
-      if (op.op === 'keep') this.counters.keep(op.ticket);
-      else if (op.op === 'give') void this.counters.give(op.ticket);
-      else {
-        const now = this.counters.takeNow?.(op.request);
-        if (now !== undefined) answers.push({ id: op.id, result: now });
-        else {
-          const answer: { id: number; result?: TakeResult; error?: string } = { id: op.id };
-          answers.push(answer);
-          waiting.push(
-            this.counters.take(op.request).then(
-              (result) => void (answer.result = result),
-              (error: Error) => void (answer.error = error.message),
-            ),
-          );
+      switch (op.op) {
+        case 'keep':
+          this.counters.keepUnits(op.workspaceId, op.projectId, op.month, op.units);
+          break;
+        case 'give':
+          void this.counters.give(op.ticket);
+          break;
+        case 'return':
+          this.counters.giveUnits(op.scope, op.units);
+          break;
+        case 'recalled': {
+          const done = peer.recalls.get(op.id);
+          peer.recalls.delete(op.id);
+          done?.();
+          break;
+        }
+        case 'lend': {
+          const lent = this.counters.lend(op.request, op.units, this.options.headroom);
+          if (lent) this.lent(peer, op.request);
+          answers.push(lent ? { id: op.id, result: lent.before, lease: lent.units } : { id: op.id });
+          break;
+        }
+        case 'take': {
+          const now = this.counters.takeNow(op.request);
+          if (now !== undefined && now.outcome === 'ok') {
+            answers.push(this.answer(peer, op.id, op.request, now, op.lease));
+            break;
+          }
+          later.push({ op, now });
         }
       }
     }
-    if (answers.length === 0) return;
-    if (waiting.length === 0) reply({ ipscope: 'counter-answers', answers });
-    else void Promise.all(waiting).then(() => reply({ ipscope: 'counter-answers', answers }));
+    // Sent before any recall that the takes below may send.
+    if (answers.length > 0) peer.send({ ipscope: 'counter-answers', answers });
+    for (const { op, now } of later) {
+      this.takeRecalling(op.request, now).then(
+        (result) =>
+          peer.send({
+            ipscope: 'counter-answers',
+            answers: [this.answer(peer, op.id, op.request, result, op.lease)],
+          }),
+        (error: Error) =>
+          peer.send({ ipscope: 'counter-answers', answers: [{ id: op.id, error: error.message }] }),
+      );
+    }
+  }
+
+  private answer(
+    peer: PeerState,
+    id: number,
+    request: TakeRequest,
+    result: TakeResult,
+    lease: number,
+  ): Answer {
+    if (result.outcome !== 'ok' || lease <= 0) return { id, result };
+    const lent = this.counters.lend(request, lease, this.options.headroom);
+    if (lent === undefined) return { id, result };
+    this.lent(peer, request);
+    return { id, result, lease: lent.units };
+  }
+
+  private lent(peer: PeerState, request: TakeRequest): void {
+    peer.workspaces.add(request.workspaceId);
+    peer.projects.add(request.projectId);
+  }
+
+  /** The take (`first`: its answer without waiting, if there was one); refused only once no worker holds a lease of it. */
+  private async takeRecalling(request: TakeRequest, first: TakeResult | undefined): Promise<TakeResult> {
+    let result = first ?? (await this.counters.take(request));
+    // A recall gives units back; new ones are not lent this close to a limit, so this ends.
+    for (let i = 0; i < 3 && result.outcome !== 'ok'; i++) {
+      if (!(await this.recall(request.workspaceId, request.projectId))) break;
+      result = await this.counters.take(request);
+    }
+    return result;
+  }
+
+  /**
+   * Asks every worker that may hold units of the workspace or project for them, and waits for
+   * their answers and for any recall still under way; false: no unit can come back.
+   */
+  private async recall(workspaceId: string, projectId: string): Promise<boolean> {
+    const holders = [...this.peers].filter((p) => p.workspaces.has(workspaceId) || p.projects.has(projectId));
+    if (holders.length === 0 && this.recalling.size === 0) return false;
+    if (holders.length > 0) {
+      const asked = Promise.all(holders.map((peer) => this.recallFrom(peer, workspaceId, projectId)));
+      const done = asked.then(() => void this.recalling.delete(done));
+      this.recalling.add(done);
+    }
+    await Promise.all(this.recalling);
+    return true;
+  }
+
+  private recallFrom(peer: PeerState, workspaceId: string, projectId: string): Promise<void> {
+    // The worker gives back every lease of either, so it holds none of them after its answer.
+    peer.workspaces.delete(workspaceId);
+    peer.projects.delete(projectId);
+    const id = this.nextRecall++;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        peer.recalls.delete(id);
+        resolve();
+      }, RECALL_TIMEOUT_MS);
+      peer.recalls.set(id, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      peer.send({ ipscope: 'counter-recall', id, workspaceId, projectId });
+    });
   }
 }

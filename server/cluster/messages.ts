@@ -5,21 +5,54 @@
  */
 import type { TakeRequest, TakeResult, Ticket } from '../limits/counters.js';
 
-/** Worker → primary: the counter operations of one event-loop turn, in the order they happened. */
+/** Worker → primary: the counter operations of one batch, in the order they happened. */
 export interface CounterBatch {
   ipscope: 'counters';
   ops: CounterOp[];
 }
 
-export type CounterOp =
-  | { op: 'take'; id: number; request: TakeRequest }
-  | { op: 'keep'; ticket: Ticket }
-  | { op: 'give'; ticket: Ticket };
+/** The counters a lease's units were taken from (a Ticket without its `where`). */
+export interface LeaseScope {
+  workspaceId: string;
+  projectId: string;
+  month: string;
+  window: number;
+  /** Whether the project's own counter holds the units too (capped projects). */
+  project: boolean;
+}
 
-/** Primary → worker: the answers to the takes of one batch. */
+export type CounterOp =
+  /** One unit; with `lease` > 0, up to that many more units for the worker to hand out itself. */
+  | { op: 'take'; id: number; request: TakeRequest; lease: number }
+  /** Up to `units` units for the worker to hand out itself, before its lease runs out. */
+  | { op: 'lend'; id: number; request: TakeRequest; units: number }
+  /** Units handed out by the worker and kept (the durable usage), summed per workspace and project. */
+  | { op: 'keep'; workspaceId: string; projectId: string; month: string; units: number }
+  /** A unit the primary handed out, given back (the call was refused after all). */
+  | { op: 'give'; ticket: Ticket }
+  /** Leased units the worker did not hand out: the counters get them back. */
+  | { op: 'return'; scope: LeaseScope; units: number }
+  /** The worker holds no lease of the recall `id` any more (its units came back before this). */
+  | { op: 'recalled'; id: number };
+
+/**
+ * Primary → worker: the answers to the takes and lends of one batch. `lease`: units lent, counted
+ * after `result` (a take's own unit; for a lend, the counts before the units lent).
+ */
 export interface CounterAnswers {
   ipscope: 'counter-answers';
-  answers: Array<{ id: number; result?: TakeResult; error?: string }>;
+  answers: Array<{ id: number; result?: TakeResult; lease?: number; error?: string }>;
+}
+
+/**
+ * Primary → worker: a limit of this workspace or project is about to refuse someone: give back
+ * the units of every lease of either, then answer `recalled`.
+ */
+export interface CounterRecall {
+  ipscope: 'counter-recall';
+  id: number;
+  workspaceId: string;
+  projectId: string;
 }
 
 /** Primary → workers: open the release CURRENT names now, if it is new, and say which it is. */
@@ -52,7 +85,7 @@ export interface WorkerDrain {
   ipscope: 'drain';
 }
 
-export type PrimaryMessage = CounterAnswers | ReleaseStage | ReleaseSwap | WorkerDrain;
+export type PrimaryMessage = CounterAnswers | CounterRecall | ReleaseStage | ReleaseSwap | WorkerDrain;
 export type WorkerMessage = CounterBatch | ReleaseStaged | WorkerListening;
 
 export function isOurs<T extends { ipscope: string }>(message: unknown): message is T {

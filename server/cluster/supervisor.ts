@@ -11,9 +11,10 @@ import { createServerLogger } from '../log.js';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Settings } from '../../shared/config.js';
 import { openConfiguredAccountsStore } from '../accounts/open.js';
-import type { Counters } from '../limits/counters.js';
+import type { MemoryCounters } from '../limits/memory-counters.js';
 import { embeddedCounters, throttledLog } from '../limits/services.js';
 import { CounterHost } from './counter-host.js';
+import { LEASE_UNITS } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** How long a drained worker may take to finish its requests before it is killed. */
@@ -42,12 +43,14 @@ export async function runPrimary(
   // Opened (and created or upgraded) here first, so that no two workers race to create it.
   const store = openConfiguredAccountsStore(settings);
   const shared = !settings.REDIS_URL;
-  let counters: Counters | null = null;
+  let counters: MemoryCounters | null = null;
   if (shared) {
     if (settings.METERING === 'on') counters = embeddedCounters(settings, store, log);
     new RateLimiterClusterMaster();
   }
-  const host = counters ? new CounterHost(counters) : null;
+  // Units are lent to workers only while the budget holds more than 4 leases per worker: the last
+  // units of every limit are taken one at a time.
+  const host = counters ? new CounterHost(counters, { headroom: 4 * LEASE_UNITS * count }) : null;
 
   const listening = new Set<Worker>();
   let stopping = false;
@@ -58,12 +61,12 @@ export async function runPrimary(
 
   const fork = () => {
     const worker = cluster.fork();
+    const peer = host?.connect((message) => sendTo(worker, message));
+    worker.on('exit', () => peer?.closed());
     worker.on('message', (message: unknown) => {
       if (!isOurs<WorkerMessage>(message)) return;
       if (message.ipscope === 'counters') {
-        host?.handle(message, (answers) => {
-          if (worker.isConnected()) worker.send(answers);
-        });
+        peer?.handle(message);
       } else if (message.ipscope === 'listening') {
         listening.add(worker);
         if (listening.size === count && !announced) {

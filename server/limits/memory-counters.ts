@@ -136,21 +136,78 @@ export class MemoryCounters implements Counters {
   }
 
   async give(ticket: Ticket): Promise<void> {
-    const minute = this.minutes.get(ticket.workspaceId);
-    if (minute && minute.window === ticket.window && minute.used > 0) minute.used -= 1;
-    const workspaceKey = `w:${ticket.workspaceId}:${ticket.month}`;
-    const used = this.months.get(workspaceKey);
-    if (used !== undefined && used > 0) this.months.set(workspaceKey, used - 1);
-    if (ticket.project) {
-      const projectKey = `p:${ticket.projectId}:${ticket.month}`;
-      const projectUsed = this.months.get(projectKey);
-      if (projectUsed !== undefined && projectUsed > 0) this.months.set(projectKey, projectUsed - 1);
+    this.giveUnits(ticket, 1);
+  }
+
+  /** Gives back `units` units of the counters `scope` names (a take's ticket, or a lease's). */
+  giveUnits(scope: Omit<Ticket, 'where'>, units: number): void {
+    const minute = this.minutes.get(scope.workspaceId);
+    if (minute && minute.window === scope.window) minute.used = Math.max(0, minute.used - units);
+    const lower = (key: string) => {
+      const used = this.months.get(key);
+      if (used !== undefined) this.months.set(key, Math.max(0, used - units));
+    };
+    lower(`w:${scope.workspaceId}:${scope.month}`);
+    if (scope.project) lower(`p:${scope.projectId}:${scope.month}`);
+  }
+
+  /**
+   * Up to `units` units of the request's counters for a worker to hand out itself (a lease),
+   * leaving at least `headroom` units of each limit free, so that the last units of a budget are
+   * taken one at a time. Undefined when none can be lent (or the month's counters are not loaded);
+   * else how many, and the counts before them with the ticket that names their counters.
+   */
+  lend(
+    request: TakeRequest,
+    units: number,
+    headroom: number,
+  ): { units: number; before: TakeResult } | undefined {
+    const month = this.monthFor(request.now);
+    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    const projectKey = `p:${request.projectId}:${month}`;
+    const capped = request.projectCap !== null;
+    const monthUsed = this.months.get(workspaceKey);
+    const projectUsed = capped ? this.months.get(projectKey) : 0;
+    if (monthUsed === undefined || projectUsed === undefined) return undefined;
+    const window = windowOf(request.now);
+    let minute = this.minutes.get(request.workspaceId);
+    if (!minute || minute.window !== window) {
+      minute = { window, used: 0 };
+      this.minutes.set(request.workspaceId, minute);
     }
+    let free = Math.min(request.requestsPerMinute - minute.used, request.monthlyQuota - monthUsed);
+    if (capped) free = Math.min(free, request.projectCap! - projectUsed);
+    const lent = Math.min(units, free - headroom);
+    if (lent <= 0) return undefined;
+    const before: TakeResult = {
+      outcome: 'ok',
+      minuteUsed: minute.used,
+      resetMs: window + MINUTE_MS - request.now,
+      monthUsed,
+      projectUsed,
+      ticket: {
+        workspaceId: request.workspaceId,
+        projectId: request.projectId,
+        month,
+        window,
+        project: capped,
+        where: 'memory',
+      },
+    };
+    minute.used += lent;
+    this.months.set(workspaceKey, monthUsed + lent);
+    if (capped) this.months.set(projectKey, projectUsed + lent);
+    return { units: lent, before };
+  }
+
+  /** Keeps `units` units at once (units a worker handed out from its leases). */
+  keepUnits(workspaceId: string, projectId: string, month: string, units: number): void {
+    this.options.ledger?.add('workspace', workspaceId, month, units);
+    this.options.ledger?.add('project', projectId, month, units);
   }
 
   keep(ticket: Ticket): void {
-    this.options.ledger?.add('workspace', ticket.workspaceId, ticket.month);
-    this.options.ledger?.add('project', ticket.projectId, ticket.month);
+    this.keepUnits(ticket.workspaceId, ticket.projectId, ticket.month, 1);
   }
 
   async ping(): Promise<void> {}

@@ -92,7 +92,7 @@ export function embeddedCounters(
     onError: (error) =>
       log('usage: cannot write counted requests yet, keeping them for the next attempt', error),
   }),
-): Counters {
+): MemoryCounters {
   return new MemoryCounters({
     ledger,
     load: async (scope, id, month) =>

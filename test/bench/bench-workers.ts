@@ -6,7 +6,7 @@
  * whether workers cost anything is the CPU per request.
  */
 import os from 'node:os';
-import { withCpuPerRequest, type ServerBenchOptions } from './processes.js';
+import { settled, withCpuPerRequest, type ServerBenchOptions } from './processes.js';
 import { runWrk, summarize } from './wrk.js';
 
 export interface WorkersBenchOptions extends ServerBenchOptions {
@@ -49,8 +49,9 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
         connections: o.connections,
         threads: Math.max(1, Math.min(workers, cores - 1)),
       };
-      // Warm-up until two runs in a row agree within 15%: each worker first loads the release's
-      // range tables into memory (seconds on the full-scale release) and its JIT settles.
+      // Each worker first loads the release's range tables into memory (seconds of CPU on the
+      // full-scale release); then warm-up until two runs in a row agree within 15% (the JIT settles).
+      await settled(server.child.pid!);
       let previous = 0;
       for (let i = 0; i < 12; i++) {
         const r = await runWrk({ ...common, seconds: 3 });

@@ -81,6 +81,23 @@ export function cpuSeconds(pid: number): number {
   return total;
 }
 
+/**
+ * Waits until the process `pid` and its children are idle (under 5% of one core for a second):
+ * a server just started loads its release's range tables into memory in the background (seconds
+ * of CPU per process on the full-scale release), which must not fall into a measurement.
+ */
+export async function settled(pid: number, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let before = cpuSeconds(pid);
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const now = cpuSeconds(pid);
+    if (now - before < 0.05) return;
+    before = now;
+  }
+  throw new Error(`process ${pid} still busy after ${timeoutMs / 1000} s`);
+}
+
 /** A wrk run and the CPU time the process `pid` (and its children) spent per request meanwhile. */
 export async function withCpuPerRequest(
   pid: number,

@@ -97,6 +97,38 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
   t.equal(pids.size, 2, `both workers answered (pids ${[...pids].join(', ')})`);
 });
 
+t.test('two workers: a limit large enough for leases still serves exactly L', async (t) => {
+  // Far from the limit each worker hands out units leased from the primary; the last 512 (4 leases
+  // of 64 per worker) are taken one at a time, and a take is refused only after the leases of the
+  // other worker came back.
+  const L = 2_000;
+  const s = await setUp(t);
+  const { key } = await createTestKey(s.accounts, { workspace: 'leases' });
+  const server = await spawnServer(t, {
+    ...s.env,
+    WORKERS: '2',
+    LOG_LEVEL: 'info',
+    FREE_REQUESTS_PER_MINUTE: String(L),
+    FREE_MONTHLY_QUOTA: '100000',
+  });
+  const agent = new Agent({ connections: 30, pipelining: 1 });
+  t.teardown(() => agent.close());
+  await awaitMinuteRoom(40);
+  const answers = await Promise.all(
+    Array.from({ length: L + 300 }, () => get(`${server.url}/v1/ip/${IP}`, { key, dispatcher: agent })),
+  );
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  t.same(Object.fromEntries(byStatus), { 200: L, 429: 300 }, `exactly ${L} of ${L + 300} served`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const pids = new Set(
+    logLines(server)
+      .filter((l) => l.statusCode === 200)
+      .map((l) => l.pid),
+  );
+  t.equal(pids.size, 2, 'both workers answered');
+});
+
 t.test('two workers: the monthly quota’s last unit is served once, the counts reach the file', async (t) => {
   const Q = 25;
   const s = await setUp(t);
