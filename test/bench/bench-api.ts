@@ -6,6 +6,7 @@
  * limit per scenario, median and spread over --runs, and the server's peak RSS.
  *
  *   node dist/test/bench/bench-api.js --releases var/bench/releases [--seconds 10] [--runs 3]
+ *     [--workers 1,2,4,8] [--skip-metering] [--skip-workers] [--only-workers] [--rest-only] [--scenario history]
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +20,7 @@ import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
-import { peakRssMb, startNode, stop, withCpuPerRequest } from './processes.js';
+import { peakRssMb, settled, startNode, stop, withCpuPerRequest } from './processes.js';
 
 /** Seconds of unmeasured load per scenario before the first run. */
 const WARM_UP_SECONDS = 3;
@@ -39,6 +40,12 @@ const { values } = parseArgs({
     'only-metering': { type: 'boolean', default: false },
     /** Only the workers section (bench-workers.ts). */
     'only-workers': { type: 'boolean', default: false },
+    /** The worker counts of the workers section, e.g. `1,2,4,8` on a machine with 16 cores. */
+    workers: { type: 'string', default: '1,2' },
+    /** No metering section (it needs PostgreSQL and Redis on this machine). */
+    'skip-metering': { type: 'boolean', default: false },
+    /** No workers section. */
+    'skip-workers': { type: 'boolean', default: false },
     /** Only the REST table (no MCP, no metering section): for quick comparisons. */
     'rest-only': { type: 'boolean', default: false },
     /** Only the REST scenarios whose name contains this text (e.g. `history`): implies --rest-only. */
@@ -51,6 +58,10 @@ const runs = Number(values.runs);
 const connections = Number(values.connections);
 const sampleSize = Number(values.sample);
 const pin = os.availableParallelism() >= 2;
+const workerCounts = values.workers.split(',').map(Number);
+if (workerCounts.some((n) => !Number.isInteger(n) || n < 1)) {
+  throw new Error(`--workers ${values.workers}: worker counts, e.g. 1,2,4,8`);
+}
 
 /** Deterministic PRNG (mulberry32) so every run asks the same questions. */
 function rng(seed: number): () => number {
@@ -192,7 +203,7 @@ async function main(): Promise<void> {
     const lines = await benchWorkers({
       ...serverBench,
       server: path.join(root, 'bin/server.js'),
-      workers: [1, 2],
+      workers: workerCounts,
     });
     console.log(
       `\nWorkers: /v1/ip uniform, embedded defaults, ${runs} runs of ${seconds} s; medians (min–max)`,
@@ -227,6 +238,8 @@ async function main(): Promise<void> {
     BENCH_LIMITS,
   );
   const base = `http://127.0.0.1:${server.port}`;
+  // The release's range tables load into memory in the background first: not inside a measurement.
+  await settled(server.child.pid!);
   // Capture the exact bytes the server sends for every path, for the baseline.
   const captured = path.join(work, 'responses.ndjson');
   const out = fs.createWriteStream(captured);
@@ -309,8 +322,8 @@ async function main(): Promise<void> {
     const mcp = await benchToolsCall({ base, key, ips, seconds, runs, connections, ...(pin && { cpu: 1 }) });
     console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
     for (const line of toolsCallTable(mcp)) console.log(line);
-    await metering();
-    await workers();
+    if (!values['skip-metering']) await metering();
+    if (!values['skip-workers']) await workers();
   } finally {
     await stop(bare.child);
     await stop(server.child);

@@ -17,10 +17,11 @@ export interface WorkersBenchOptions extends ServerBenchOptions {
 export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
   const cores = os.availableParallelism();
   const lines = [
-    `| Workers | req/s | CPU µs per request | p99 ms | socket errors |`,
-    `|---|---|---|---|---|`,
+    `| Workers | req/s | req/s against ${o.workers[0]} | CPU µs per request | p99 ms | socket errors |`,
+    `|---|---|---|---|---|---|`,
   ];
   const perRequest = new Map<number, number>();
+  let firstRps = 0;
   for (const workers of o.workers) {
     const server = await o.startProcess(
       [
@@ -75,8 +76,12 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
       const f = (s: { median: number; min: number; max: number }, d = 0) =>
         `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
       const c = summarize(cpu);
+      const r = summarize(rps);
       perRequest.set(workers, c.median);
-      lines.push(`| ${workers} | ${f(summarize(rps))} | ${f(c, 1)} | ${f(summarize(p99), 2)} | ${errors} |`);
+      firstRps ||= r.median;
+      lines.push(
+        `| ${workers} | ${f(r)} | ${(r.median / firstRps).toFixed(2)}× | ${f(c, 1)} | ${f(summarize(p99), 2)} | ${errors} |`,
+      );
     } finally {
       await o.stop(server.child);
     }
