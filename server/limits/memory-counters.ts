@@ -83,6 +83,16 @@ export class MemoryCounters implements Counters {
     return month;
   }
 
+  /** The workspace's minute window `window`, started at 0 when it is a new one. */
+  private minuteOf(workspaceId: string, window: number): MinuteWindow {
+    let minute = this.minutes.get(workspaceId);
+    if (!minute || minute.window !== window) {
+      minute = { window, used: 0 };
+      this.minutes.set(workspaceId, minute);
+    }
+    return minute;
+  }
+
   /** The check and the increments, in one step that never yields. */
   private takeLoaded(
     request: TakeRequest,
@@ -96,11 +106,7 @@ export class MemoryCounters implements Counters {
       this.months.delete(projectKey);
     }
     const window = windowOf(request.now);
-    let minute = this.minutes.get(request.workspaceId);
-    if (!minute || minute.window !== window) {
-      minute = { window, used: 0 };
-      this.minutes.set(request.workspaceId, minute);
-    }
+    const minute = this.minuteOf(request.workspaceId, window);
     const monthUsed = this.months.get(workspaceKey) ?? 0;
     const projectUsed = capped ? (this.months.get(projectKey) ?? 0) : 0;
     const resetMs = window + MINUTE_MS - request.now;
@@ -170,11 +176,7 @@ export class MemoryCounters implements Counters {
     const projectUsed = capped ? this.months.get(projectKey) : 0;
     if (monthUsed === undefined || projectUsed === undefined) return undefined;
     const window = windowOf(request.now);
-    let minute = this.minutes.get(request.workspaceId);
-    if (!minute || minute.window !== window) {
-      minute = { window, used: 0 };
-      this.minutes.set(request.workspaceId, minute);
-    }
+    const minute = this.minuteOf(request.workspaceId, window);
     let free = Math.min(request.requestsPerMinute - minute.used, request.monthlyQuota - monthUsed);
     if (capped) free = Math.min(free, request.projectCap! - projectUsed);
     const lent = Math.min(units, free - headroom);
