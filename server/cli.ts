@@ -16,7 +16,7 @@ import { createServerLogger } from './log.js';
 import type { Envelope } from './call/envelope.js';
 import { registerInviteCommand } from './console/cli-invite.js';
 import { startConsole, type RunningConsole } from './console/serve.js';
-import { RequestMetrics, startMetricsServer } from './metrics.js';
+import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './metrics.js';
 
 interface ServeOptions {
   port?: number;
@@ -147,7 +147,9 @@ export async function serve(
   out(`listening on ${url}`);
   if (webConsole) out(`console on ${webConsole.url} (mail to ${webConsole.mailer.destination})`);
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
-  if (metrics) {
+  // A worker's numbers are served by its primary, summed with the other workers'.
+  if (metrics && worker) offerWorkerMetrics({ metrics, releases, stateDir: settings.STATE_DIR });
+  else if (metrics) {
     try {
       metricsServer = await startMetricsServer({
         metrics,

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
 import type { ReleaseHealth } from './release-store.js';
 
 /** Upper bounds of the latency histogram, in seconds. */
@@ -29,13 +29,19 @@ interface RouteStats {
   count: number;
 }
 
+/**
+ * How the primary of `--workers N` joins the workers' values of a metric (prom-client's
+ * AggregatorRegistry): counts add up, the release gauges are the same in every worker.
+ */
+type Aggregator = 'sum' | 'max';
+
 /** A metric object of the shape prom-client's Registry takes. */
 interface CollectedMetric {
   name: string;
   help: string;
   type: 'counter' | 'gauge' | 'histogram';
-  aggregator: 'sum';
-  get(): { name: string; help: string; type: string; aggregator: 'sum'; values: MetricValue[] };
+  aggregator: Aggregator;
+  get(): { name: string; help: string; type: string; aggregator: Aggregator; values: MetricValue[] };
   reset(): void;
 }
 
@@ -50,13 +56,14 @@ function collected(
   help: string,
   type: CollectedMetric['type'],
   values: () => MetricValue[],
+  aggregator: Aggregator = 'sum',
 ): CollectedMetric {
   return {
     name,
     help,
     type,
-    aggregator: 'sum',
-    get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    aggregator,
+    get: () => ({ name, help, type, aggregator, values: values() }),
     reset: () => {},
   };
 }
@@ -203,10 +210,16 @@ export function createRegistry(options: Omit<MetricsServerOptions, 'host' | 'por
   const registry = new Registry();
   for (const metric of options.metrics.collectors()) registry.registerMetric(metric as never);
   registry.registerMetric(
-    collected('ipscope_release_info', 'The release served (its id as a label; 1).', 'gauge', () => {
-      const health = options.releases.health();
-      return health.id === null ? [] : [{ value: 1, labels: { id: health.id } }];
-    }) as never,
+    collected(
+      'ipscope_release_info',
+      'The release served (its id as a label; 1).',
+      'gauge',
+      () => {
+        const health = options.releases.health();
+        return health.id === null ? [] : [{ value: 1, labels: { id: health.id } }];
+      },
+      'max',
+    ) as never,
   );
   registry.registerMetric(
     collected(
@@ -217,23 +230,61 @@ export function createRegistry(options: Omit<MetricsServerOptions, 'host' | 'por
         const age = options.releases.health().age_seconds;
         return age === null ? [] : [{ value: age, labels: {} }];
       },
+      'max',
     ) as never,
   );
   collectDefaultMetrics({ register: registry, prefix: 'ipscope_' });
   return registry;
 }
 
-/** The /metrics listener; resolves with its URL and a close function. */
-export async function startMetricsServer(
-  options: MetricsServerOptions,
-): Promise<{ url: string; close(): Promise<void> }> {
+export interface MetricsListener {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The /metrics listener of one server process; resolves with its URL and a close function. */
+export function startMetricsServer(options: MetricsServerOptions): Promise<MetricsListener> {
   const registry = createRegistry(options);
+  return listenForScrapes(options, () => registry.metrics(), registry.contentType);
+}
+
+/**
+ * In a worker of `--workers N`, first thing: answer the primary's scrapes over IPC (with an empty
+ * registry until offerWorkerMetrics), so that a scrape while a worker starts does not wait for it.
+ */
+export function answerClusterScrapes(): void {
+  AggregatorRegistry.setRegistries(new Registry());
+  new AggregatorRegistry(); // adds the listener (once)
+}
+
+/**
+ * In a worker of `--workers N`: the primary's /metrics asks every worker for its registry over IPC
+ * and serves their sum (startClusterMetricsServer); the worker opens no port of its own.
+ */
+export function offerWorkerMetrics(options: Omit<MetricsServerOptions, 'host' | 'port'>): void {
+  AggregatorRegistry.setRegistries(createRegistry(options));
+}
+
+/** In the primary of `--workers N`: /metrics of all workers together (request counts summed). */
+export function startClusterMetricsServer(
+  options: Pick<MetricsServerOptions, 'stateDir' | 'host' | 'port'>,
+): Promise<MetricsListener> {
+  const aggregator = new AggregatorRegistry();
+  return listenForScrapes(options, () => aggregator.clusterMetrics(), aggregator.contentType);
+}
+
+/** GET /metrics: the text of `collect`, then the builder's file when there is one. */
+async function listenForScrapes(
+  options: Pick<MetricsServerOptions, 'stateDir' | 'host' | 'port'>,
+  collect: () => Promise<string>,
+  contentType: string,
+): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
       return;
     }
-    registry.metrics().then(
+    collect().then(
       (text) => {
         let builder = '';
         try {
@@ -241,7 +292,7 @@ export async function startMetricsServer(
         } catch {
           // No builder has run with this state directory on this machine.
         }
-        res.writeHead(200, { 'content-type': registry.contentType });
+        res.writeHead(200, { 'content-type': contentType });
         res.end(builder ? `${text.trimEnd()}\n${builder}` : text);
       },
       (error: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${error.message}\n`),

@@ -8,6 +8,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import { createServerLogger } from '../log.js';
+import { startClusterMetricsServer, type MetricsListener } from '../metrics.js';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Settings } from '../../shared/config.js';
 import { openConfiguredAccountsStore } from '../accounts/open.js';
@@ -140,6 +141,25 @@ export async function runPrimary(
   // The same first line as a single process (scripts read the URL from it), then the workers.
   out(`listening on ${url}`);
   out(`workers: ${count} (pids ${[...listening].map((w) => w.process.pid).join(', ')})`);
+  // /metrics of all workers together: the primary asks each for its numbers at every scrape.
+  let metrics: MetricsListener | null = null;
+  if (settings.METRICS_PORT !== '') {
+    try {
+      metrics = await startClusterMetricsServer({
+        stateDir: settings.STATE_DIR,
+        host: settings.HOST,
+        port: Number(settings.METRICS_PORT),
+      });
+    } catch (error) {
+      console.error(
+        `server: cannot listen on METRICS_PORT ${settings.METRICS_PORT}: ${(error as Error).message}`,
+      );
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    out(`metrics on ${metrics.url}`);
+  }
   const poll = setInterval(releaseRound, settings.RELEASE_POLL_MS);
   poll.unref();
 
@@ -156,6 +176,7 @@ export async function runPrimary(
     clearInterval(poll);
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     await Promise.all(workers.map((w) => drainWorker(w)));
+    await metrics?.close();
     try {
       await counters?.close();
     } catch (error) {

@@ -8,6 +8,7 @@
 import type { Settings } from '../../shared/config.js';
 import type { RunningServer, WorkerRole } from '../cli.js';
 import { refusedKeyThrottle } from '../limits/refused-keys.js';
+import { answerClusterScrapes } from '../metrics.js';
 import { IpcCounters, type IpcChannel } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -23,6 +24,7 @@ function send(message: WorkerMessage): void {
 }
 
 export async function runWorker(settings: Settings, serve: Serve): Promise<void> {
+  if (settings.METRICS_PORT !== '') answerClusterScrapes();
   // With Redis every worker counts there, like a replica; without, the primary counts for all.
   const role: WorkerRole = settings.REDIS_URL
     ? {}

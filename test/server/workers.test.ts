@@ -7,12 +7,13 @@
  */
 import t, { type Test } from 'tap';
 import path from 'node:path';
-import { Agent, Client } from 'undici';
+import { Agent, Client, request } from 'undici';
 import { openAccountsStore } from '../../server/accounts/index.js';
 import { monthOf } from '../../server/limits/counters.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
 import { get, spawnServer, type SpawnedServer } from '../helpers/limits.js';
+import { parsePrometheus, value } from '../helpers/prometheus.js';
 import { copyReleaseAs, pointCurrentAt } from '../helpers/release-files.js';
 
 const IP = '23.228.249.10';
@@ -127,6 +128,42 @@ t.test('two workers: a limit large enough for leases still serves exactly L', as
       .map((l) => l.pid),
   );
   t.equal(pids.size, 2, 'both workers answered');
+});
+
+t.test('two workers: /metrics on the primary counts the requests of both', async (t) => {
+  const s = await setUp(t);
+  const { key } = await createTestKey(s.accounts, { workspace: 'metrics' });
+  const server = await spawnServer(t, { ...s.env, WORKERS: '2', LOG_LEVEL: 'info', METRICS_PORT: '0' });
+  let metricsUrl = '';
+  for (let i = 0; i < 100 && !metricsUrl; i++) {
+    metricsUrl = /^metrics on (http:\/\/\S+)$/m.exec(server.output())?.[1] ?? '';
+    if (!metricsUrl) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/, 'the primary prints where /metrics is');
+  const agent = new Agent({ connections: 20, pipelining: 1 });
+  t.teardown(() => agent.close());
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, () => get(`${server.url}/v1/ip/${IP}`, { key, dispatcher: agent })),
+  );
+  t.same([...new Set(answers.map((a) => a.status))], [200]);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const pids = new Set(
+    logLines(server)
+      .filter((l) => l.statusCode === 200)
+      .map((l) => l.pid),
+  );
+  t.equal(pids.size, 2, 'both workers answered');
+  for (const scrape of [1, 2]) {
+    const metrics = await request(metricsUrl);
+    t.equal(metrics.statusCode, 200);
+    const { samples } = parsePrometheus(await metrics.body.text());
+    t.equal(
+      value(samples, 'ipscope_http_requests_total', { route: '/v1/ip/{ip}', status: '200' }),
+      60,
+      `scrape ${scrape}: the 60 answers of both workers, summed`,
+    );
+    t.equal(value(samples, 'ipscope_release_info', { id: s.id }), 1, `scrape ${scrape}: one release, once`);
+  }
 });
 
 t.test('two workers: the monthly quota’s last unit is served once, the counts reach the file', async (t) => {
