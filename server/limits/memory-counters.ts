@@ -23,6 +23,18 @@ export interface MemoryCountersOptions {
   ledger: UsageLedger | null;
 }
 
+/** The ticket of units taken from these counters for `request` in `month` and minute `window`. */
+function ticketOf(request: TakeRequest, month: string, window: number): Ticket {
+  return {
+    workspaceId: request.workspaceId,
+    projectId: request.projectId,
+    month,
+    window,
+    project: request.projectCap !== null,
+    where: 'memory',
+  };
+}
+
 interface MinuteWindow {
   window: number;
   used: number;
@@ -123,14 +135,7 @@ export class MemoryCounters implements Counters {
     minute.used += 1;
     this.months.set(workspaceKey, monthUsed + 1);
     if (capped) this.months.set(projectKey, projectUsed + 1);
-    const ticket: Ticket = {
-      workspaceId: request.workspaceId,
-      projectId: request.projectId,
-      month,
-      window,
-      project: capped,
-      where: 'memory',
-    };
+    const ticket = ticketOf(request, month, window);
     return {
       outcome: 'ok',
       minuteUsed: minute.used,
@@ -187,14 +192,7 @@ export class MemoryCounters implements Counters {
       resetMs: window + MINUTE_MS - request.now,
       monthUsed,
       projectUsed,
-      ticket: {
-        workspaceId: request.workspaceId,
-        projectId: request.projectId,
-        month,
-        window,
-        project: capped,
-        where: 'memory',
-      },
+      ticket: ticketOf(request, month, window),
     };
     minute.used += lent;
     this.months.set(workspaceKey, monthUsed + lent);

@@ -33,6 +33,23 @@ function logLines(server: SpawnedServer): LogLine[] {
     .map((line) => JSON.parse(line) as LogLine);
 }
 
+/** How many answers had each status, as an object ({200: 40, 429: 80}). */
+function byStatus(answers: Array<{ status: number }>): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+  return counts;
+}
+
+/** The pids of the workers that logged a 200, once the last log lines are in. */
+async function answeringPids(server: SpawnedServer): Promise<Set<number | undefined>> {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return new Set(
+    logLines(server)
+      .filter((l) => l.statusCode === 200)
+      .map((l) => l.pid),
+  );
+}
+
 /** Waits until at least `seconds` of the current UTC minute are left (a burst stays in one window). */
 async function awaitMinuteRoom(seconds: number): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
@@ -52,10 +69,10 @@ async function setUp(t: Test, env: Record<string, string> = {}) {
   };
 }
 
-t.test('two workers: L requests per minute answer exactly L successes across both', async (t) => {
-  const L = 40;
+/** Two workers on the embedded defaults, the Free plan at `L` requests per minute, and a key of it. */
+async function twoWorkersAt(t: Test, L: number, workspace: string) {
   const s = await setUp(t);
-  const { key } = await createTestKey(s.accounts, { workspace: 'rate' });
+  const { key } = await createTestKey(s.accounts, { workspace });
   const server = await spawnServer(t, {
     ...s.env,
     WORKERS: '2',
@@ -63,6 +80,12 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
     FREE_REQUESTS_PER_MINUTE: String(L),
     FREE_MONTHLY_QUOTA: '100000',
   });
+  return { key, server };
+}
+
+t.test('two workers: L requests per minute answer exactly L successes across both', async (t) => {
+  const L = 40;
+  const { key, server } = await twoWorkersAt(t, L, 'rate');
   t.match(server.output(), /^listening on http:\/\/127\.0\.0\.1:\d+$/m);
   // The workers line follows the listening line (the promise resolved on the first).
   for (let i = 0; i < 100 && !/^workers: /m.test(server.output()); i++) {
@@ -75,9 +98,7 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
   const answers = await Promise.all(
     Array.from({ length: 3 * L }, () => get(`${server.url}/v1/ip/${IP}`, { key, dispatcher: agent })),
   );
-  const byStatus = new Map<number, number>();
-  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-  t.same(Object.fromEntries(byStatus), { 200: L, 429: 2 * L }, `exactly ${L} of ${3 * L} served`);
+  t.same(byStatus(answers), { 200: L, 429: 2 * L }, `exactly ${L} of ${3 * L} served`);
   const remaining = answers
     .filter((a) => a.status === 200)
     .map((a) => Number(a.headers['x-ratelimit-remaining']))
@@ -89,44 +110,24 @@ t.test('two workers: L requests per minute answer exactly L successes across bot
   );
   const refused = answers.find((a) => a.status === 429)!;
   t.equal(JSON.parse(refused.text).error, 'rate_limited');
-  await new Promise((resolve) => setTimeout(resolve, 200)); // the last log lines
-  const pids = new Set(
-    logLines(server)
-      .filter((l) => l.statusCode === 200)
-      .map((l) => l.pid),
-  );
+  const pids = await answeringPids(server);
   t.equal(pids.size, 2, `both workers answered (pids ${[...pids].join(', ')})`);
 });
 
 t.test('two workers: a limit large enough for leases still serves exactly L', async (t) => {
-  // Far from the limit each worker hands out units leased from the primary; the last 512 (4 leases
-  // of 64 per worker) are taken one at a time, and a take is refused only after the leases of the
+  // Far from the limit each worker hands out units leased from the primary; the last 1024 (4 leases
+  // of 128 per worker) are taken one at a time, and a take is refused only after the leases of the
   // other worker came back.
   const L = 2_000;
-  const s = await setUp(t);
-  const { key } = await createTestKey(s.accounts, { workspace: 'leases' });
-  const server = await spawnServer(t, {
-    ...s.env,
-    WORKERS: '2',
-    LOG_LEVEL: 'info',
-    FREE_REQUESTS_PER_MINUTE: String(L),
-    FREE_MONTHLY_QUOTA: '100000',
-  });
+  const { key, server } = await twoWorkersAt(t, L, 'leases');
   const agent = new Agent({ connections: 30, pipelining: 1 });
   t.teardown(() => agent.close());
   await awaitMinuteRoom(40);
   const answers = await Promise.all(
     Array.from({ length: L + 300 }, () => get(`${server.url}/v1/ip/${IP}`, { key, dispatcher: agent })),
   );
-  const byStatus = new Map<number, number>();
-  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-  t.same(Object.fromEntries(byStatus), { 200: L, 429: 300 }, `exactly ${L} of ${L + 300} served`);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const pids = new Set(
-    logLines(server)
-      .filter((l) => l.statusCode === 200)
-      .map((l) => l.pid),
-  );
+  t.same(byStatus(answers), { 200: L, 429: 300 }, `exactly ${L} of ${L + 300} served`);
+  const pids = await answeringPids(server);
   t.equal(pids.size, 2, 'both workers answered');
 });
 
@@ -146,12 +147,7 @@ t.test('two workers: /metrics on the primary counts the requests of both', async
     Array.from({ length: 60 }, () => get(`${server.url}/v1/ip/${IP}`, { key, dispatcher: agent })),
   );
   t.same([...new Set(answers.map((a) => a.status))], [200]);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const pids = new Set(
-    logLines(server)
-      .filter((l) => l.statusCode === 200)
-      .map((l) => l.pid),
-  );
+  const pids = await answeringPids(server);
   t.equal(pids.size, 2, 'both workers answered');
   for (const scrape of [1, 2]) {
     const metrics = await request(metricsUrl);
@@ -214,13 +210,7 @@ t.test('two workers: the refused-key throttle counts across both', async (t) => 
   const answers = await Promise.all(
     Array.from({ length: 120 }, () => get(`${server.url}/v1/ping`, { key: wrong, dispatcher: agent })),
   );
-  const byStatus = new Map<number, number>();
-  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-  t.same(
-    Object.fromEntries(byStatus),
-    { 401: 100, 429: 20 },
-    '100 refused keys per address and minute, then 429',
-  );
+  t.same(byStatus(answers), { 401: 100, 429: 20 }, '100 refused keys per address and minute, then 429');
 });
 
 t.test('two workers: a release swap under load, no failure, no client going back', async (t) => {
