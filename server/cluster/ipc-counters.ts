@@ -307,6 +307,7 @@ export class IpcCounters implements Counters {
       held.projectCap === request.projectCap
     ) {
       held.free += units;
+      held.dry = false;
       held.blocks.push({ ...counts(before), free: units });
       return;
     }
