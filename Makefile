@@ -11,7 +11,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -73,6 +73,10 @@ bench-collect: build bench-system-deps
 bench-api: build bench-system-deps
 	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
 	node dist/test/bench/bench-api.js --releases $(BENCH_DIR)/releases
+
+# The benches packed for another x86-64 machine without npm or network (scripts/bench-bundle.sh).
+bench-bundle:
+	bash scripts/bench-bundle.sh
 
 # Bulk enrichment: IP inputs/s through `builder query --file` vs lookupIp in a loop (needs the bench-build release).
 bench-bulk: build
