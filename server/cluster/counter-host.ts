@@ -88,8 +88,7 @@ export class CounterHost {
           break;
         }
         case 'lend': {
-          const lent = this.counters.lend(op.request, op.units, this.options.headroom);
-          if (lent) this.lent(peer, op.request);
+          const lent = this.lendTo(peer, op.request, op.units);
           answers.push(lent ? { id: op.id, result: lent.before, lease: lent.units } : { id: op.id });
           break;
         }
@@ -125,16 +124,18 @@ export class CounterHost {
     result: TakeResult,
     lease: number,
   ): Answer {
-    if (result.outcome !== 'ok' || lease <= 0) return { id, result };
-    const lent = this.counters.lend(request, lease, this.options.headroom);
-    if (lent === undefined) return { id, result };
-    this.lent(peer, request);
-    return { id, result, lease: lent.units };
+    const lent = result.outcome === 'ok' && lease > 0 ? this.lendTo(peer, request, lease) : undefined;
+    return lent === undefined ? { id, result } : { id, result, lease: lent.units };
   }
 
-  private lent(peer: PeerState, request: TakeRequest): void {
-    peer.workspaces.add(request.workspaceId);
-    peer.projects.add(request.projectId);
+  /** Units lent to the worker, which is then asked for them before anyone of theirs is refused. */
+  private lendTo(peer: PeerState, request: TakeRequest, units: number) {
+    const lent = this.counters.lend(request, units, this.options.headroom);
+    if (lent !== undefined) {
+      peer.workspaces.add(request.workspaceId);
+      peer.projects.add(request.projectId);
+    }
+    return lent;
   }
 
   /** The take (`first`: its answer without waiting, if there was one); refused only once no worker holds a lease of it. */

@@ -55,6 +55,8 @@ interface Pending {
   request: TakeRequest;
   /** The lease key, when this take asked for a lease. */
   leaseKey?: string;
+  /** A lend (askMore): no request waits for it. */
+  lend?: true;
 }
 
 const ignore = () => {};
@@ -62,6 +64,8 @@ const ignore = () => {};
 /** Units lent by the primary that this worker hands out itself. */
 interface Lease {
   scope: LeaseScope;
+  /** The ticket of every unit handed out from it (shared: tickets are read, never changed). */
+  ticket: Ticket;
   /** The limits they were lent under: a plan that changes takes from the primary again. */
   requestsPerMinute: number;
   monthlyQuota: number;
@@ -87,6 +91,17 @@ const counts = ({ minuteUsed, monthUsed, projectUsed }: TakeResult) => ({
   monthUsed,
   projectUsed,
 });
+
+/** Whether a lease of minute `window` and `month` serves a request under its limits. */
+function fits(lease: Lease, window: number, month: string, request: TakeRequest): boolean {
+  return (
+    lease.scope.window === window &&
+    lease.scope.month === month &&
+    lease.requestsPerMinute === request.requestsPerMinute &&
+    lease.monthlyQuota === request.monthlyQuota &&
+    lease.projectCap === request.projectCap
+  );
+}
 
 const leaseKeyOf = (workspaceId: string, projectId: string) => `${workspaceId}\n${projectId}`;
 
@@ -119,13 +134,7 @@ export class IpcCounters implements Counters {
     const lease = this.leases.get(key);
     if (lease === undefined) return undefined;
     const window = windowOf(request.now);
-    if (
-      lease.scope.window !== window ||
-      lease.scope.month !== monthOf(request.now) ||
-      lease.requestsPerMinute !== request.requestsPerMinute ||
-      lease.monthlyQuota !== request.monthlyQuota ||
-      lease.projectCap !== request.projectCap
-    ) {
+    if (!fits(lease, window, monthOf(request.now), request)) {
       this.giveBack(key, lease);
       return undefined;
     }
@@ -147,7 +156,7 @@ export class IpcCounters implements Counters {
       resetMs: window + MINUTE_MS - request.now,
       monthUsed: block.monthUsed,
       projectUsed: block.projectUsed,
-      ticket: { ...lease.scope, where: 'memory' },
+      ticket: lease.ticket,
     };
   }
 
@@ -177,7 +186,7 @@ export class IpcCounters implements Counters {
       this.settle(id);
       this.expired.set(id, false);
     }, TAKE_TIMEOUT_MS);
-    this.pending.set(id, { resolve: ignore, reject: ignore, timer, request, leaseKey: key });
+    this.pending.set(id, { resolve: ignore, reject: ignore, timer, request, leaseKey: key, lend: true });
     this.queue({ op: 'lend', id, request, units: LEASE_UNITS });
   }
 
@@ -286,7 +295,7 @@ export class IpcCounters implements Counters {
         continue;
       }
       if (answer.lease && answer.result) this.leased(p.request, answer.result, answer.lease);
-      else if (p.resolve === ignore) this.dried(p.request);
+      else if (p.lend) this.dried(p.request);
       if (answer.result) p.resolve(answer.result);
       else p.reject(new Error(answer.error ?? 'the primary process refused the take'));
     }
@@ -297,23 +306,17 @@ export class IpcCounters implements Counters {
     const { workspaceId, projectId, month, window, project } = before.ticket!;
     const key = leaseKeyOf(workspaceId, projectId);
     const held = this.leases.get(key);
-    if (
-      held !== undefined &&
-      held.scope.window === window &&
-      held.scope.month === month &&
-      held.scope.project === project &&
-      held.requestsPerMinute === request.requestsPerMinute &&
-      held.monthlyQuota === request.monthlyQuota &&
-      held.projectCap === request.projectCap
-    ) {
+    if (held !== undefined && fits(held, window, month, request)) {
       held.free += units;
       held.dry = false;
       held.blocks.push({ ...counts(before), free: units });
       return;
     }
     if (held !== undefined) this.giveBack(key, held);
+    const scope = { workspaceId, projectId, month, window, project };
     this.leases.set(key, {
-      scope: { workspaceId, projectId, month, window, project },
+      scope,
+      ticket: { ...scope, where: 'memory' },
       requestsPerMinute: request.requestsPerMinute,
       monthlyQuota: request.monthlyQuota,
       projectCap: request.projectCap,
@@ -322,10 +325,12 @@ export class IpcCounters implements Counters {
       blocks: [{ ...counts(before), free: units }],
     });
     // The leases of a window that ended go back then, also when no take comes to notice it.
-    if (this.windowTimer === null) {
-      this.windowTimer = setTimeout(() => this.endWindow(), window + MINUTE_MS - Date.now() + 10);
-      this.windowTimer.unref();
-    }
+    if (this.windowTimer === null) this.endWindowAt(window);
+  }
+
+  private endWindowAt(window: number): void {
+    this.windowTimer = setTimeout(() => this.endWindow(), window + MINUTE_MS - Date.now() + 10);
+    this.windowTimer.unref();
   }
 
   /** A lend answered with nothing: the lease it was for asks no more. */
@@ -338,10 +343,7 @@ export class IpcCounters implements Counters {
     this.windowTimer = null;
     const window = windowOf(Date.now());
     for (const [key, lease] of this.leases) if (lease.scope.window < window) this.giveBack(key, lease);
-    if (this.leases.size > 0) {
-      this.windowTimer = setTimeout(() => this.endWindow(), window + MINUTE_MS - Date.now() + 10);
-      this.windowTimer.unref();
-    }
+    if (this.leases.size > 0) this.endWindowAt(window);
   }
 
   private recalled(message: CounterRecall): void {

@@ -224,3 +224,14 @@ export async function serverCli(args: string[], env: Record<string, string>): Pr
   if (code !== 0) throw new Error(`server ${args.join(' ')} exited ${code}:\n${text}`);
   return text;
 }
+
+/**
+ * Waits until at least `seconds` of the current UTC minute are left, so that a burst stays in one
+ * fixed minute window; returns the start of that window (epoch ms).
+ */
+export async function awaitMinuteRoom(seconds: number): Promise<number> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+  const now = Date.now();
+  return now - (now % 60_000);
+}

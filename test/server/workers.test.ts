@@ -12,7 +12,7 @@ import { openAccountsStore } from '../../server/accounts/index.js';
 import { monthOf } from '../../server/limits/counters.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
-import { get, spawnServer, type SpawnedServer } from '../helpers/limits.js';
+import { awaitMinuteRoom, get, spawnServer, type SpawnedServer } from '../helpers/limits.js';
 import { parsePrometheus, value } from '../helpers/prometheus.js';
 import { copyReleaseAs, pointCurrentAt } from '../helpers/release-files.js';
 
@@ -48,12 +48,6 @@ async function answeringPids(server: SpawnedServer): Promise<Set<number | undefi
       .filter((l) => l.statusCode === 200)
       .map((l) => l.pid),
   );
-}
-
-/** Waits until at least `seconds` of the current UTC minute are left (a burst stays in one window). */
-async function awaitMinuteRoom(seconds: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
 
 async function setUp(t: Test, env: Record<string, string> = {}) {

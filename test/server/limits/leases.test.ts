@@ -23,6 +23,7 @@ import {
 } from '../../../server/limits/counters.js';
 import { MemoryCounters } from '../../../server/limits/memory-counters.js';
 import { UsageLedger } from '../../../server/limits/usage-ledger.js';
+import { awaitMinuteRoom } from '../../helpers/limits.js';
 
 const copy = <T>(message: T): T => JSON.parse(JSON.stringify(message)) as T;
 
@@ -73,18 +74,11 @@ async function take(counters: IpcCounters, r: TakeRequest): Promise<TakeResult> 
 
 const ops = (batches: CounterBatch[], op: string) => batches.flatMap((b) => b.ops).filter((o) => o.op === op);
 
-/** Runs `body` at the start of a minute window, so its takes stay in one window. */
-async function inFreshMinute(): Promise<number> {
-  const left = MINUTE_MS - (Date.now() % MINUTE_MS);
-  if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 20));
-  return windowOf(Date.now());
-}
-
 t.test('leased units need no message; the last ones are taken one at a time', async (t) => {
   const counters = new MemoryCounters({ ledger: null, load: async () => 0 });
   const host = new CounterHost(counters, { headroom: 200 });
   const a = worker(host);
-  await inFreshMinute();
+  await awaitMinuteRoom(20);
   const results: TakeResult[] = [];
   for (let i = 0; i < 1_000; i++) results.push(await take(a.counters, request()));
   t.same(
@@ -94,11 +88,7 @@ t.test('leased units need no message; the last ones are taken one at a time', as
   // One take of 1 + 128 units; a lease down to 64 asks for 128 more (5 times, up to 769 used), then
   // for the 31 that leave 200 free; the next lend gets none, and the last 200 are taken one at a time.
   t.equal(ops(a.batches, 'take').length, 1 + 200, 'takes through the primary');
-  t.same(
-    a.batches.flatMap((b) => b.ops).filter((o) => o.op === 'lend').length,
-    7,
-    'lends: 6 answered with units, 1 with none',
-  );
+  t.same(ops(a.batches, 'lend').length, 7, 'lends: 6 answered with units, 1 with none');
   t.equal(a.batches.length, 1 + 7 + 200, 'messages for 1000 units');
   t.same(
     results.map((r) => r.minuteUsed),
@@ -116,7 +106,7 @@ t.test('a take is refused only after the other workers gave their leased units b
   const host = new CounterHost(counters, { headroom: 100 });
   const a = worker(host);
   const b = worker(host);
-  await inFreshMinute();
+  await awaitMinuteRoom(20);
   const first = await take(a.counters, request());
   t.equal(first.outcome, 'ok');
   const lent = ops(a.batches, 'take').length;
@@ -153,7 +143,7 @@ t.test('the quota of a capped project stays exact with leases', async (t) => {
   const host = new CounterHost(counters, { headroom: 10 });
   const a = worker(host);
   const b = worker(host);
-  await inFreshMinute();
+  await awaitMinuteRoom(20);
   const capped = (over: Partial<TakeRequest> = {}) =>
     request({ requestsPerMinute: 100_000, projectCap: 300, ...over });
   const results = await Promise.all(
@@ -174,7 +164,7 @@ t.test('units not handed out come back when their minute ends, and when the work
   const counters = new MemoryCounters({ ledger, load: async () => 0 });
   const host = new CounterHost(counters, { headroom: 0 });
   const a = worker(host);
-  const window = await inFreshMinute();
+  const window = await awaitMinuteRoom(20);
   const month = monthOf(window);
   for (let i = 0; i < 3; i++) {
     const r = await take(a.counters, request({ now: window + 1_000 }));
