@@ -21,7 +21,8 @@ import type { Release } from '../shared/queries/index.js';
 import type { KeyPrincipal } from './accounts/index.js';
 import { bearerToken, type AccountsPort } from './auth.js';
 import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
-import { jsonByteLength } from './encoding/json.js';
+import { jsonByteLength, type ResponseJson } from './encoding/json.js';
+import { createTurnWrites } from './turn-writes.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
 import { urlCarriesKey } from './redact.js';
@@ -94,6 +95,8 @@ export interface FastLane {
 export function createFastLane(options: FastLaneOptions): FastLane {
   const { releases, envelope, accounts, logger } = options;
   let answered = 0;
+  // Answers are written at the end of the turn that found them (server/turn-writes.ts).
+  const turn = createTurnWrites();
   const metrics = options.metrics;
   // Route indexes of the metrics, looked up once: the request path only increments numbers.
   const routeIndex = new Map<Operation, number>(OPERATIONS.map((op) => [op, metrics?.route(op.path) ?? 0]));
@@ -139,6 +142,18 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     if (options.closing()) headers.connection = 'close';
     // From here on the request is answered: nothing below may fall through to Fastify.
     answered += 1;
+    turn.add(() => write(req, res, op, id, json, headers, started));
+  }
+
+  function write(
+    req: IncomingMessage,
+    res: ServerResponse,
+    op: Operation,
+    id: string,
+    json: ResponseJson,
+    headers: Record<string, string | number>,
+    started: number,
+  ): void {
     try {
       res.writeHead(200, headers);
       // One writev: write() leaves the socket corked, end() uncorks it.
@@ -270,14 +285,25 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         body: Buffer.from(JSON.stringify(new ApiError('internal_error').toBody())),
       };
     }
+    const headers = {
+      [REQUEST_ID_HEADER]: id,
+      vary: 'Origin',
+      ...response.headers,
+      'content-length': response.body.length,
+      ...(options.closing() ? { connection: 'close' } : null),
+    };
+    turn.add(() => writeMcp(res, id, response, headers, started));
+  }
+
+  function writeMcp(
+    res: ServerResponse,
+    id: string,
+    response: McpResponse,
+    headers: Record<string, string | number>,
+    started: number,
+  ): void {
     try {
-      res.writeHead(response.status, {
-        [REQUEST_ID_HEADER]: id,
-        vary: 'Origin',
-        ...response.headers,
-        'content-length': response.body.length,
-        ...(options.closing() ? { connection: 'close' } : null),
-      });
+      res.writeHead(response.status, headers);
       res.end(response.body);
       metrics?.observe(mcpRoute, response.status, (performance.now() - started) / 1000);
       if (logsRequests)
