@@ -23,6 +23,7 @@ import { bearerToken, type AccountsPort } from './auth.js';
 import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
 import { jsonByteLength, type ResponseJson } from './encoding/json.js';
 import { createTurnWrites } from './turn-writes.js';
+import { chunksByteLength } from './encoding/mcp-result.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
 import { urlCarriesKey } from './redact.js';
@@ -156,9 +157,10 @@ export function createFastLane(options: FastLaneOptions): FastLane {
   ): void {
     try {
       res.writeHead(200, headers);
-      // One writev: write() leaves the socket corked, end() uncorks it.
       if (json.blocks === null) res.end(json.head);
       else {
+        // One writev: corked here, end() uncorks (corked already, write() schedules no uncork).
+        res.socket?.cork();
         res.write(json.head);
         res.end(json.blocks.bytes);
       }
@@ -255,21 +257,25 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('error', () => {}); // the client went away: nothing to answer
-    req.on('end', () => void exchange(endpoint, req, res, Buffer.concat(chunks), started));
+    // Mostly one chunk: then no copy.
+    req.on('end', () =>
+      exchange(endpoint, req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), started),
+    );
     return true;
   }
 
-  async function exchange(
+  /** The exchange: answered at once when the endpoint can (the plain-call fast path), else awaited. */
+  function exchange(
     endpoint: McpEndpoint,
     req: IncomingMessage,
     res: ServerResponse,
     body: Buffer,
     started: number,
-  ): Promise<void> {
+  ): void {
     const id = requestIdFor(req);
-    let response: McpResponse;
+    let response: McpResponse | Promise<McpResponse>;
     try {
-      response = await endpoint.handle({
+      response = endpoint.answer({
         url: `http://${req.headers.host}${MCP_PATH}`,
         headers: req.headers,
         body,
@@ -277,19 +283,33 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         clientAddress: req.socket.remoteAddress,
       });
     } catch (error) {
-      // What server/error-handler.ts answers for a failure that is not a refusal.
-      logger?.error({ reqId: id, err: error }, 'request failed');
-      response = {
-        status: 500,
-        headers: { 'content-type': JSON_CONTENT_TYPE },
-        body: Buffer.from(JSON.stringify(new ApiError('internal_error').toBody())),
-      };
+      response = Promise.reject(error);
     }
+    if (response instanceof Promise) {
+      response.then(
+        (r) => respondMcp(res, id, r, started),
+        (error: unknown) => respondMcp(res, id, failed(id, error), started),
+      );
+    } else respondMcp(res, id, response, started);
+  }
+
+  /** What server/error-handler.ts answers for a failure that is not a refusal. */
+  function failed(id: string, error: unknown): McpResponse {
+    logger?.error({ reqId: id, err: error }, 'request failed');
+    return {
+      status: 500,
+      headers: { 'content-type': JSON_CONTENT_TYPE },
+      body: Buffer.from(JSON.stringify(new ApiError('internal_error').toBody())),
+    };
+  }
+
+  function respondMcp(res: ServerResponse, id: string, response: McpResponse, started: number): void {
+    const sent = response.body;
     const headers = {
       [REQUEST_ID_HEADER]: id,
       vary: 'Origin',
       ...response.headers,
-      'content-length': response.body.length,
+      'content-length': Buffer.isBuffer(sent) ? sent.length : chunksByteLength(sent),
       ...(options.closing() ? { connection: 'close' } : null),
     };
     turn.add(() => writeMcp(res, id, response, headers, started));
@@ -304,7 +324,15 @@ export function createFastLane(options: FastLaneOptions): FastLane {
   ): void {
     try {
       res.writeHead(response.status, headers);
-      res.end(response.body);
+      const body = response.body;
+      if (Buffer.isBuffer(body)) res.end(body);
+      else {
+        // One writev: corked here, end() uncorks (corked already, write() schedules no uncork).
+        res.socket?.cork();
+        const last = body.length - 1;
+        for (let i = 0; i < last; i++) res.write(body[i]);
+        res.end(body[last]);
+      }
       metrics?.observe(mcpRoute, response.status, (performance.now() - started) / 1000);
       if (logsRequests)
         logger?.info(requestLine(id, 'POST', MCP_PATH, response.status, started), 'request completed');

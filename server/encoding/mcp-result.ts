@@ -30,28 +30,48 @@ const MODERN_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.mod
  */
 const escapedHeads = new WeakMap<object, Buffer>();
 
-/** The response body of a tools/call answered with `answer`. */
-export function toolResultBytes(answer: Answer, id: string | number, modern: boolean): Buffer {
+/** A body in pieces, written in order (one writev): joining them would copy every byte once more. */
+export type BodyChunks = ReadonlyArray<string | Buffer>;
+
+/** The size of a body in bytes (a Content-Length). */
+export function chunksByteLength(chunks: BodyChunks): number {
+  let length = 0;
+  for (const chunk of chunks) length += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+  return length;
+}
+
+/** The body of a tools/call answered with `answer`, in pieces (strings are UTF-8). */
+export function toolResultChunks(answer: Answer, id: string | number, modern: boolean): BodyChunks {
   const { json } = answer;
-  let escapedHead = answer.kept ? escapedHeads.get(json) : undefined;
+  let escapedHead: string | Buffer | undefined = answer.kept ? escapedHeads.get(json) : undefined;
   if (escapedHead === undefined) {
-    escapedHead = Buffer.from(escapedJsonHead(json));
-    if (answer.kept) escapedHeads.set(json, escapedHead);
+    escapedHead = escapedJsonHead(json);
+    if (answer.kept) {
+      const bytes = Buffer.from(escapedHead);
+      escapedHeads.set(json, bytes);
+      escapedHead = bytes;
+    }
   }
-  const head = typeof json.head === 'string' ? Buffer.from(json.head) : json.head;
-  const tail = Buffer.from(`${modern ? MODERN_TAIL : '}'},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
+  const tail = `${modern ? MODERN_TAIL : '}'},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  return json.blocks === null
+    ? [CONTENT_START, escapedHead, STRUCTURED_START, json.head, tail]
+    : [
+        CONTENT_START,
+        escapedHead,
+        json.blocks.escapedBytes,
+        STRUCTURED_START,
+        json.head,
+        json.blocks.bytes,
+        tail,
+      ];
+}
+
+/** The same body as one buffer. */
+export function toolResultBytes(answer: Answer, id: string | number, modern: boolean): Buffer {
   return Buffer.concat(
-    json.blocks === null
-      ? [CONTENT_START, escapedHead, STRUCTURED_START, head, tail]
-      : [
-          CONTENT_START,
-          escapedHead,
-          json.blocks.escapedBytes,
-          STRUCTURED_START,
-          head,
-          json.blocks.bytes,
-          tail,
-        ],
+    toolResultChunks(answer, id, modern).map((chunk) =>
+      typeof chunk === 'string' ? Buffer.from(chunk) : chunk,
+    ),
   );
 }
 

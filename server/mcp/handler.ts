@@ -25,8 +25,9 @@ import { ApiError } from '../../shared/errors.js';
 import { operationById, type Operation } from '../../shared/operations.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
-import { isPending } from '../call/envelope.js';
-import { SERVER_INFO, checkAgainstSdk, toolResultBytes } from '../encoding/mcp-result.js';
+import { isPending, type CallOutcome, type Outcome } from '../call/envelope.js';
+import type { KeyPrincipal } from '../accounts/index.js';
+import { SERVER_INFO, checkAgainstSdk, toolResultChunks, type BodyChunks } from '../encoding/mcp-result.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED } from '../metering.js';
 import { KEY_IN_URL_MESSAGE } from '../redact.js';
@@ -55,7 +56,15 @@ export interface McpRequest {
 export interface McpResponse {
   status: number;
   headers: Record<string, string>;
-  body: Buffer;
+  /** The body, or its pieces in order (a fast-path result: written as they are, in one writev). */
+  body: Buffer | BodyChunks;
+}
+
+/** The body as one buffer (the Fastify route sends that). */
+export function bodyBuffer(body: McpResponse['body']): Buffer {
+  return Buffer.isBuffer(body)
+    ? body
+    : Buffer.concat(body.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
 }
 
 export interface McpEndpointOptions extends ToolDeps {
@@ -70,6 +79,8 @@ export interface McpEndpointOptions extends ToolDeps {
 
 export interface McpEndpoint {
   handle(request: McpRequest): Promise<McpResponse>;
+  /** handle(), answered at once (not a promise) when the fast path can grant without waiting. */
+  answer(request: McpRequest): McpResponse | Promise<McpResponse>;
   /** Tool calls the fast path answered since the start. */
   fastAnswered(): number;
   close(): Promise<void>;
@@ -310,38 +321,74 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   /**
    * The fast path (docs/decisions/0009): a plain tools/call whose key, unit and lookup are all
    * granted is answered here with the bytes the SDK would send; null (nothing counted) otherwise,
-   * and the SDK answers it, refusals included.
+   * and the SDK answers it, refusals included. At once when the key was verified moments ago and
+   * the meter grants without waiting; otherwise a promise.
    */
-  async function answerPlainCall(request: McpRequest, call: PlainToolCall): Promise<McpResponse | null> {
+  function answerPlainCall(
+    request: McpRequest,
+    call: PlainToolCall,
+  ): McpResponse | null | Promise<McpResponse | null> {
     if (request.keyInUrl) return null;
     const header = request.headers.authorization;
     const token = bearerToken(Array.isArray(header) ? header[0] : header);
     if (token === null) return null;
-    let outcome;
+    let outcome: Outcome;
     try {
-      const principal = options.accounts.peekKey?.(token) ?? (await options.accounts.verifyKey(token));
-      if (principal === null) return null;
-      const pending = options.envelope.call(
-        call.tool,
-        { principal },
-        { from: 'tool', args: call.args },
-        { answersOnly: true },
-      );
-      outcome = isPending(pending) ? await pending : pending;
+      const principal = options.accounts.peekKey?.(token);
+      if (principal === undefined) return answerPlainCallLater(token, call);
+      outcome = callPlain(principal, call);
     } catch {
       return null; // the store or the meter failed: the SDK path answers it
     }
+    return isPending(outcome)
+      ? outcome.then(
+          (o) => plainResponse(o, call),
+          () => null,
+        )
+      : plainResponse(outcome, call);
+  }
+
+  /** The same once the key check has been waited for. */
+  async function answerPlainCallLater(token: string, call: PlainToolCall): Promise<McpResponse | null> {
+    let outcome: CallOutcome | null;
+    try {
+      const principal = await options.accounts.verifyKey(token);
+      if (principal === null) return null;
+      const pending = callPlain(principal, call);
+      outcome = isPending(pending) ? await pending : pending;
+    } catch {
+      return null;
+    }
+    return plainResponse(outcome, call);
+  }
+
+  function callPlain(principal: KeyPrincipal, call: PlainToolCall): Outcome {
+    return options.envelope.call(
+      call.tool,
+      { principal },
+      { from: 'tool', args: call.args },
+      { answersOnly: true },
+    );
+  }
+
+  /** The response of a granted call (once the counters have its unit); null: the SDK answers. */
+  function plainResponse(
+    outcome: CallOutcome | null,
+    call: PlainToolCall,
+  ): McpResponse | null | Promise<McpResponse | null> {
     if (outcome === null) return null;
-    if (outcome.settled !== SETTLED) await outcome.settled;
+    if (outcome.settled !== SETTLED)
+      return outcome.settled.then(() => plainResponse({ ...outcome, settled: SETTLED }, call));
     fastAnswered += 1;
     return {
       status: 200,
       headers: { ...outcome.headers, 'content-type': 'application/json' },
-      body: toolResultBytes(outcome.answer!, call.id, call.modern),
+      body: toolResultChunks(outcome.answer!, call.id, call.modern),
     };
   }
 
-  async function handle(request: McpRequest): Promise<McpResponse> {
+  /** handle(), without waiting when the fast path can answer at once. */
+  function answer(request: McpRequest): McpResponse | Promise<McpResponse> {
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType ?? null)) {
       return jsonRpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
@@ -354,9 +401,15 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
     if (fastPath) {
       const plain = plainToolCall(body, request.headers);
-      const fast = plain === null ? null : await answerPlainCall(request, plain);
+      const fast = plain === null ? null : answerPlainCall(request, plain);
+      if (fast instanceof Promise) return fast.then((f) => f ?? viaSdk(request, body));
       if (fast !== null) return fast;
     }
+    return viaSdk(request, body);
+  }
+
+  /** The exchange through the SDK. */
+  async function viaSdk(request: McpRequest, body: unknown): Promise<McpResponse> {
     const call: CallContext = callsTool(body)
       ? await callContext(request)
       : { principal: null, keyRefusal: null, headers: {} };
@@ -380,5 +433,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     return { status: response.status, headers, body: await responseBytes(response) };
   }
 
-  return { handle, fastAnswered: () => fastAnswered, close: () => modern.close() };
+  const handle = async (request: McpRequest): Promise<McpResponse> => answer(request);
+
+  return { handle, answer, fastAnswered: () => fastAnswered, close: () => modern.close() };
 }

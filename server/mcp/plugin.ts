@@ -13,7 +13,7 @@ import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { hasKeyInQuery, urlCarriesKey } from '../redact.js';
 import { sendJson } from '../send-json.js';
-import { createMcpEndpoint, type McpEndpoint } from './handler.js';
+import { bodyBuffer, createMcpEndpoint, type McpEndpoint } from './handler.js';
 import { MCP_PATH } from './path.js';
 
 export { MCP_PATH };
@@ -74,7 +74,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
           clientAddress: request.ip,
         });
         reply.code(response.status).headers(response.headers);
-        return reply.send(response.body);
+        return reply.send(bodyBuffer(response.body));
       },
     });
 

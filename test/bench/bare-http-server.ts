@@ -1,19 +1,29 @@
 /**
  * The baseline of `make bench-api`: a bare node:http server that sends, for each path, the exact
- * response bytes the real server sent (captured beforehand), with no routing, auth or database.
- * It is the limit of this machine for those bytes. Usage: node bare-http-server.js <responses.ndjson>
- * where each line is [method, path, status, contentType, body]; prints `listening on <port>`.
+ * response bytes the real server sent (captured beforehand: status, headers and body), with no
+ * routing, auth or database. It is the limit of this machine for those bytes. Usage: node
+ * bare-http-server.js <responses.ndjson> where each line is [method, path, status, headers, body]
+ * (headers: [name, value] pairs, without those node:http writes itself); prints `listening on <port>`.
  */
 import http from 'node:http';
 import fs from 'node:fs';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: bare-http-server <responses.ndjson>');
-const responses = new Map<string, { status: number; type: string; body: Buffer }>();
+const responses = new Map<string, { status: number; headers: string[]; body: Buffer }>();
 for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
   if (!line) continue;
-  const [method, path, status, type, body] = JSON.parse(line) as [string, string, number, string, string];
-  responses.set(`${method} ${path}`, { status, type, body: Buffer.from(body) });
+  const [method, path, status, headers, body] = JSON.parse(line) as [
+    string,
+    string,
+    number,
+    Array<[string, string]>,
+    string,
+  ];
+  const bytes = Buffer.from(body);
+  // A flat [name, value, ...] list, as writeHead takes it, with the length of this body.
+  const flat = [...headers.flat(), 'content-length', String(bytes.length)];
+  responses.set(`${method} ${path}`, { status, headers: flat, body: bytes });
 }
 const server = http.createServer((req, res) => {
   const hit = responses.get(`${req.method} ${req.url}`);
@@ -22,7 +32,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(hit.status, { 'content-type': hit.type, 'content-length': hit.body.length });
+  res.writeHead(hit.status, hit.headers);
   res.end(hit.body);
 });
 server.keepAliveTimeout = 60_000;

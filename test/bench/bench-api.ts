@@ -147,6 +147,17 @@ function scenarios(): Array<{ name: string; paths: string[] }> {
   }
 }
 
+/**
+ * The headers the server sent that the bare server must send too, so that both send the same bytes:
+ * all of them but those node:http writes itself (Date, Connection, Keep-Alive, Content-Length).
+ */
+function sentHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
+  const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+  return Object.entries(headers)
+    .filter((entry): entry is [string, string] => !own.has(entry[0]) && typeof entry[1] === 'string')
+    .map(([name, value]) => [name, value]);
+}
+
 function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
   return startNode(args, pin ? cpu : undefined, env);
 }
@@ -248,7 +259,7 @@ async function main(): Promise<void> {
       const r = await request(base + p, { headers });
       const body = await r.body.text();
       if (r.statusCode !== 200) throw new Error(`${p}: ${r.statusCode} ${body.slice(0, 300)}`);
-      out.write(JSON.stringify(['GET', p, r.statusCode, String(r.headers['content-type']), body]) + '\n');
+      out.write(JSON.stringify(['GET', p, r.statusCode, sentHeaders(r.headers), body]) + '\n');
     }
   }
   await new Promise((resolve) => out.end(resolve));
