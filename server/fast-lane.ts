@@ -169,6 +169,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         logger?.info(requestLine(id, 'GET', req.url ?? '', 200, started), 'request completed');
     } catch (error) {
       logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
+      // Half written (and perhaps its socket left corked): the client must not wait for the rest.
+      res.destroy();
     }
   }
 
@@ -338,6 +340,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         logger?.info(requestLine(id, 'POST', MCP_PATH, response.status, started), 'request completed');
     } catch (error) {
       logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
+      // Half written (and perhaps its socket left corked): the client must not wait for the rest.
+      res.destroy();
     }
   }
 
