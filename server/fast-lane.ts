@@ -21,9 +21,9 @@ import type { Release } from '../shared/queries/index.js';
 import type { KeyPrincipal } from './accounts/index.js';
 import { bearerToken, type AccountsPort } from './auth.js';
 import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
-import { jsonByteLength, type ResponseJson } from './encoding/json.js';
+import { jsonByteLength } from './encoding/json.js';
 import { createTurnWrites } from './turn-writes.js';
-import { chunksByteLength } from './encoding/mcp-result.js';
+import { chunksByteLength, type BodyChunks } from './encoding/chunks.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
 import { urlCarriesKey } from './redact.js';
@@ -143,30 +143,38 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     if (options.closing()) headers.connection = 'close';
     // From here on the request is answered: nothing below may fall through to Fastify.
     answered += 1;
-    turn.add(() => write(req, res, op, id, json, headers, started));
+    const body = json.blocks === null ? json.head : [json.head, json.blocks.bytes];
+    const url = req.url ?? '';
+    turn.add(() => writeAnswer(res, 200, headers, body, routeIndex.get(op)!, 'GET', url, id, started));
   }
 
-  function write(
-    req: IncomingMessage,
+  /**
+   * Writes one answer of the lane (at the end of its turn, server/turn-writes.ts), as one writev,
+   * and counts and logs it as Fastify's route would.
+   */
+  function writeAnswer(
     res: ServerResponse,
-    op: Operation,
-    id: string,
-    json: ResponseJson,
+    status: number,
     headers: Record<string, string | number>,
+    body: string | Buffer | BodyChunks,
+    route: number,
+    method: string,
+    url: string,
+    id: string,
     started: number,
   ): void {
     try {
-      res.writeHead(200, headers);
-      if (json.blocks === null) res.end(json.head);
+      res.writeHead(status, headers);
+      if (typeof body === 'string' || Buffer.isBuffer(body)) res.end(body);
       else {
-        // One writev: corked here, end() uncorks (corked already, write() schedules no uncork).
+        // Corked here, end() uncorks (corked already, write() schedules no uncork of its own).
         res.socket?.cork();
-        res.write(json.head);
-        res.end(json.blocks.bytes);
+        const last = body.length - 1;
+        for (let i = 0; i < last; i++) res.write(body[i]);
+        res.end(body[last]);
       }
-      metrics?.observe(routeIndex.get(op)!, 200, (performance.now() - started) / 1000);
-      if (logsRequests)
-        logger?.info(requestLine(id, 'GET', req.url ?? '', 200, started), 'request completed');
+      metrics?.observe(route, status, (performance.now() - started) / 1000);
+      if (logsRequests) logger?.info(requestLine(id, method, url, status, started), 'request completed');
     } catch (error) {
       logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
       // Half written (and perhaps its socket left corked): the client must not wait for the rest.
@@ -285,7 +293,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         clientAddress: req.socket.remoteAddress,
       });
     } catch (error) {
-      response = Promise.reject(error);
+      respondMcp(res, id, failed(id, error), started);
+      return;
     }
     if (response instanceof Promise) {
       response.then(
@@ -314,35 +323,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
       'content-length': Buffer.isBuffer(sent) ? sent.length : chunksByteLength(sent),
       ...(options.closing() ? { connection: 'close' } : null),
     };
-    turn.add(() => writeMcp(res, id, response, headers, started));
-  }
-
-  function writeMcp(
-    res: ServerResponse,
-    id: string,
-    response: McpResponse,
-    headers: Record<string, string | number>,
-    started: number,
-  ): void {
-    try {
-      res.writeHead(response.status, headers);
-      const body = response.body;
-      if (Buffer.isBuffer(body)) res.end(body);
-      else {
-        // One writev: corked here, end() uncorks (corked already, write() schedules no uncork).
-        res.socket?.cork();
-        const last = body.length - 1;
-        for (let i = 0; i < last; i++) res.write(body[i]);
-        res.end(body[last]);
-      }
-      metrics?.observe(mcpRoute, response.status, (performance.now() - started) / 1000);
-      if (logsRequests)
-        logger?.info(requestLine(id, 'POST', MCP_PATH, response.status, started), 'request completed');
-    } catch (error) {
-      logger?.error({ reqId: id, err: error }, 'fast lane: writing the response failed');
-      // Half written (and perhaps its socket left corked): the client must not wait for the rest.
-      res.destroy();
-    }
+    turn.add(() => writeAnswer(res, response.status, headers, sent, mcpRoute, 'POST', MCP_PATH, id, started));
   }
 
   return { handle, answered: () => answered };

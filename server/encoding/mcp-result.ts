@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Answer } from './answers.js';
 import { escapedJsonHead, responseParts } from './json.js';
+import { chunksBuffer, type BodyChunks } from './chunks.js';
 
 /** What the server says it is, in every era's result `_meta` and in initialize. */
 export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
@@ -29,16 +30,6 @@ const MODERN_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.mod
  * about its own size again here, not the whole result.
  */
 const escapedHeads = new WeakMap<object, Buffer>();
-
-/** A body in pieces, written in order (one writev): joining them would copy every byte once more. */
-export type BodyChunks = ReadonlyArray<string | Buffer>;
-
-/** The size of a body in bytes (a Content-Length). */
-export function chunksByteLength(chunks: BodyChunks): number {
-  let length = 0;
-  for (const chunk of chunks) length += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-  return length;
-}
 
 /** The body of a tools/call answered with `answer`, in pieces (strings are UTF-8). */
 export function toolResultChunks(answer: Answer, id: string | number, modern: boolean): BodyChunks {
@@ -64,15 +55,6 @@ export function toolResultChunks(answer: Answer, id: string | number, modern: bo
         json.blocks.bytes,
         tail,
       ];
-}
-
-/** The same body as one buffer. */
-export function toolResultBytes(answer: Answer, id: string | number, modern: boolean): Buffer {
-  return Buffer.concat(
-    toolResultChunks(answer, id, modern).map((chunk) =>
-      typeof chunk === 'string' ? Buffer.from(chunk) : chunk,
-    ),
-  );
 }
 
 /** A canned answer with what escaping must get right: quotes, backslashes, control and non-ASCII characters. */
@@ -161,7 +143,7 @@ export async function checkAgainstSdk(): Promise<string | null> {
     } catch (error) {
       return `the ${era} self-check call through the SDK failed: ${(error as Error).message}`;
     }
-    const fast = toolResultBytes(answer, 7, modern);
+    const fast = chunksBuffer(toolResultChunks(answer, 7, modern));
     if (!sdk.equals(fast)) {
       return `the ${era} result bytes differ from the SDK's (SDK ${sdk.length} bytes: ${sdk.toString('utf8', 0, 200)}…)`;
     }

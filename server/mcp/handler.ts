@@ -27,7 +27,8 @@ import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import { isPending, type CallOutcome, type Outcome } from '../call/envelope.js';
 import type { KeyPrincipal } from '../accounts/index.js';
-import { SERVER_INFO, checkAgainstSdk, toolResultChunks, type BodyChunks } from '../encoding/mcp-result.js';
+import { SERVER_INFO, checkAgainstSdk, toolResultChunks } from '../encoding/mcp-result.js';
+import type { BodyChunks } from '../encoding/chunks.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED } from '../metering.js';
 import { KEY_IN_URL_MESSAGE } from '../redact.js';
@@ -58,13 +59,6 @@ export interface McpResponse {
   headers: Record<string, string>;
   /** The body, or its pieces in order (a fast-path result: written as they are, in one writev). */
   body: Buffer | BodyChunks;
-}
-
-/** The body as one buffer (the Fastify route sends that). */
-export function bodyBuffer(body: McpResponse['body']): Buffer {
-  return Buffer.isBuffer(body)
-    ? body
-    : Buffer.concat(body.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
 }
 
 export interface McpEndpointOptions extends ToolDeps {
@@ -377,8 +371,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     call: PlainToolCall,
   ): McpResponse | null | Promise<McpResponse | null> {
     if (outcome === null) return null;
-    if (outcome.settled !== SETTLED)
-      return outcome.settled.then(() => plainResponse({ ...outcome, settled: SETTLED }, call));
+    if (outcome.settled !== SETTLED) return outcome.settled.then(() => granted(outcome, call));
+    return granted(outcome, call);
+  }
+
+  function granted(outcome: CallOutcome, call: PlainToolCall): McpResponse {
     fastAnswered += 1;
     return {
       status: 200,

@@ -13,7 +13,8 @@ import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { hasKeyInQuery, urlCarriesKey } from '../redact.js';
 import { sendJson } from '../send-json.js';
-import { bodyBuffer, createMcpEndpoint, type McpEndpoint } from './handler.js';
+import { chunksBuffer } from '../encoding/chunks.js';
+import { createMcpEndpoint, type McpEndpoint } from './handler.js';
 import { MCP_PATH } from './path.js';
 
 export { MCP_PATH };
@@ -74,7 +75,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
           clientAddress: request.ip,
         });
         reply.code(response.status).headers(response.headers);
-        return reply.send(bodyBuffer(response.body));
+        const sent = response.body;
+        return reply.send(Buffer.isBuffer(sent) ? sent : chunksBuffer(sent));
       },
     });
 

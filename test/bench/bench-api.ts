@@ -153,9 +153,9 @@ function scenarios(): Array<{ name: string; paths: string[] }> {
  */
 function sentHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
   const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  return Object.entries(headers)
-    .filter((entry): entry is [string, string] => !own.has(entry[0]) && typeof entry[1] === 'string')
-    .map(([name, value]) => [name, value]);
+  return Object.entries(headers).filter(
+    (entry): entry is [string, string] => !own.has(entry[0]) && typeof entry[1] === 'string',
+  );
 }
 
 function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
