@@ -193,8 +193,16 @@ t.test('random paths, query strings, methods and headers', async () => {
         const r = await send(server, method, url, headers);
         // A target the request line cannot carry (a space, a control byte) is refused by the parser.
         const wellFormed = /^[\x21-\x7e]+$/.test(url) && (url.startsWith('/') || url === '*');
+        // So is a header value with a control byte (llhttp allows tab only): the answer is the
+        // parser's {detail} envelope, before any route, so no route's contract applies.
+        const parsable = headers.every((h) => [...h].every((c) => c === '\t' || (c >= ' ' && c !== '\x7f')));
         const hasOrigin = headers.some((h) => h.toLowerCase().startsWith('origin:'));
-        checkAnswer(r, method, url, wellFormed && url.startsWith('/') && !url.startsWith('//') && !hasOrigin);
+        checkAnswer(
+          r,
+          method,
+          url,
+          wellFormed && parsable && url.startsWith('/') && !url.startsWith('//') && !hasOrigin,
+        );
       },
     ),
     PARAMETERS,
