@@ -12,6 +12,7 @@ import { consoleOrigin } from './browser-origin.js';
 import { ReleaseStore } from './release-store.js';
 import { runPrimary, workerCount } from './cluster/supervisor.js';
 import { runWorker } from './cluster/worker.js';
+import { applyServerV8Flags } from './v8-flags.js';
 import { createServerLogger } from './log.js';
 import type { Envelope } from './call/envelope.js';
 import { registerInviteCommand } from './console/cli-invite.js';
@@ -226,6 +227,8 @@ export function buildProgram(): Command {
     )
     .action(async (options: ServeOptions, command: Command) => {
       const settings = settingsFrom({ ...command.optsWithGlobals<ServeOptions>(), ...options });
+      // Before any request code runs (server/v8-flags.ts).
+      applyServerV8Flags();
       if (cluster.isWorker) return runWorker(settings, serve);
       const workers = workerCount(settings.WORKERS);
       if (workers > 1) return runPrimary(settings, workers);
