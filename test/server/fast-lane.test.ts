@@ -7,6 +7,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -291,4 +292,74 @@ t.test('a meter that cannot grant at once (Redis): each request asks the query l
   t.same(await ask('/v1/asn/13335'), { status: 200, looks: 2, remaining: '4997' });
   t.same(await ask('/v1/domain/example.com/history'), { status: 200, looks: 2, remaining: '4996' });
   t.equal(lane.answered(), 4);
+});
+
+/** A response's status line (bodies here are JSON: they hold no such line). */
+const STATUS_LINE = /HTTP\/1\.1 (\d{3}) [A-Za-z ]+\r\n/g;
+
+/**
+ * Raw HTTP/1.1 on one connection: writes `requests` (all at once: pipelined) and resolves with the
+ * statuses of the responses once `count` of them have arrived.
+ */
+async function rawExchange(port: number, requests: string, count: number): Promise<number[]> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.setEncoding('latin1');
+  let text = '';
+  const statuses = () => [...text.matchAll(STATUS_LINE)].map((m) => Number(m[1]));
+  try {
+    return await new Promise<number[]>((resolve, reject) => {
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (statuses().length >= count) resolve(statuses());
+      });
+      socket.on('error', reject);
+      socket.on('close', () =>
+        reject(new Error(`closed after ${statuses().length} responses: ${text.slice(0, 300)}`)),
+      );
+      socket.write(requests);
+    });
+  } finally {
+    socket.destroy();
+  }
+}
+
+t.test('one connection: the lane answers GETs one after another, with and without a body', async (t) => {
+  const server = await startTestServer(t);
+  const head = (path: string) =>
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.key}\r\n`;
+  // 200 requests pipelined on one connection: each answered, in order, by the lane.
+  const many = Array.from(
+    { length: 200 },
+    (_, i) => `${head(i % 2 ? '/v1/ip/1.1.1.1' : '/v1/asn/13335')}\r\n`,
+  );
+  t.same(await rawExchange(server.port, many.join(''), 200), Array(200).fill(200));
+  t.equal(server.app.fastLaneAnswered(), 200);
+  // A GET with a body (sent whole, or in chunks), then a plain one: the body is drained, not taken
+  // for the next request, and the connection goes on.
+  const withBody = `${head('/v1/ip/1.1.1.1')}Content-Length: 11\r\n\r\nhello world`;
+  const chunked = `${head('/v1/asn/13335')}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`;
+  const plain = `${head('/v1/ip/23.228.249.10')}\r\n`;
+  t.same(await rawExchange(server.port, withBody + chunked + plain, 3), [200, 200, 200]);
+  t.equal(server.app.fastLaneAnswered(), 203);
+  // A body larger than the request stream's buffer, sent with its request: node:http stopped
+  // reading the socket when the buffer filled; draining it starts the reads again.
+  const big = 'x'.repeat(200_000);
+  const withBigBody = `${head('/v1/ip/1.1.1.1')}Content-Length: ${big.length}\r\n\r\n${big}`;
+  t.same(await rawExchange(server.port, withBigBody + plain, 2), [200, 200]);
+  // The same body arriving after the answer was found: dropped as it comes, then the next request.
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  socket.setEncoding('latin1');
+  let text = '';
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.write(`${head('/v1/ip/1.1.1.1')}Content-Length: ${big.length}\r\n\r\n${big.slice(0, 1000)}`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  socket.write(`${big.slice(1000)}${plain}`);
+  const deadline = Date.now() + 5000;
+  const answered = () => [...text.matchAll(STATUS_LINE)].map((m) => Number(m[1]));
+  while (answered().length < 2 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.same(answered(), [200, 200], 'both answered on the same connection');
+  t.match(text, /"ip":"23\.228\.249\.10"/, 'the second answer is the second request');
 });
