@@ -78,3 +78,38 @@ t.test('lookup_ip answers asked twice are kept, as UTF-8, and served again', asy
 t.test("the MCP fast path's result bytes are the SDK's, in both eras", async (t) => {
   t.equal(await checkAgainstSdk(), null);
 });
+
+t.test('lookup_asn: large first pages are kept per page size and served again', async (t) => {
+  const own = openRelease(path.join(demo.releasesDir, demo.file));
+  t.teardown(() => own.close());
+  const op = operationById('lookup_asn')!;
+  // The demo's largest AS has 8 ranges: a plan with pages of 4 makes its first page a full one.
+  const pages = (size: number) => ({ release: own, pageSize: (n: number) => Math.min(n, size) });
+  const expected = (asn: string, limit: number) => JSON.stringify(lookupAsn(own, { asn, limit }));
+  const first = answerOf(op, { asn: '13335' }, pages(4));
+  t.equal(first.kept, true, 'a full page is kept');
+  t.ok(Buffer.isBuffer(first.json.head));
+  t.equal(jsonText(first.json), expected('13335', 4));
+  t.equal(answerOf(op, { asn: '13335' }, pages(4)), first, 'and served again');
+  const smaller = answerOf(op, { asn: '13335' }, pages(2));
+  t.not(smaller, first, 'another page size is another answer');
+  t.equal(jsonText(smaller.json), expected('13335', 2));
+  // A page with fewer ranges than both the page size and 16: computed each time.
+  const few = answerOf(op, { asn: '14061' }, pages(4));
+  t.notOk(few.kept);
+  t.equal(jsonText(few.json), expected('14061', 4));
+  t.not(answerOf(op, { asn: '14061' }, pages(4)), few);
+  // The default page size (100): 8 ranges are fewer than 16.
+  t.notOk(answerOf(op, { asn: '13335' }, pages(100)).kept);
+  t.equal(jsonText(answerOf(op, { asn: '13335' }, pages(100)).json), expected('13335', 100));
+  // A limit or a cursor asked for: never kept.
+  t.notOk(answerOf(op, { asn: '13335', limit: 4 }, pages(4)).kept);
+  const cursor = (lookupAsn(own, { asn: '13335', limit: 4 }) as { next_cursor: string }).next_cursor;
+  const next = answerOf(op, { asn: '13335', cursor }, pages(4));
+  t.notOk(next.kept);
+  t.equal(jsonText(next.json), JSON.stringify(lookupAsn(own, { asn: '13335', limit: 4, cursor })));
+  // The envelope sees the page size used, on a kept answer too.
+  let used: number | undefined;
+  answerOf(op, { asn: '13335' }, { release: own, pageSize: (n: number) => (used = Math.min(n, 4)) });
+  t.equal(used, 4);
+});
