@@ -43,9 +43,14 @@ interface AnswerCache {
   asked: RecentCache<string, true>;
 }
 
+/** The answer for the response object `value` of `op`. */
+function answerFor(op: Operation, value: object): Answer {
+  return { json: responseParts(value), billable: op.billable(value) };
+}
+
 function fresh(op: Operation, args: CallArguments, context: RunContext, withValue: boolean): Answer {
   const value = op.run(args, context);
-  const answer = { json: responseParts(value), billable: op.billable(value) };
+  const answer = answerFor(op, value);
   return withValue ? { ...answer, value } : answer;
 }
 
@@ -102,7 +107,7 @@ function asnAnswer(op: Operation, args: CallArguments, context: RunContext, rele
   const hit = kept.get(key);
   if (hit !== undefined) return hit;
   const value = op.run(args, context) as { ranges?: unknown[] };
-  const answer = { json: responseParts(value), billable: op.billable(value) };
+  const answer = answerFor(op, value);
   // A large page, or a full one where the plan's pages are smaller.
   if ((value.ranges?.length ?? 0) < Math.min(LOOKUP_ASN_KEPT_MIN_RANGES, size)) return answer;
   const keep = keptAnswer(answer);
