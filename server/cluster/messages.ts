@@ -61,14 +61,33 @@ export interface ReleaseStage {
   round: number;
 }
 
-/** Worker → primary: the release staged in this round (null: nothing new). */
+/**
+ * Worker → primary: the release staged in this round (null: nothing new), and the one this worker
+ * would serve after a swap (the staged one, else the one it serves; null: none).
+ */
 export interface ReleaseStaged {
   ipscope: 'release-staged';
   round: number;
   id: string | null;
+  next: string | null;
 }
 
-/** Primary → workers: every worker has answered the round: serve the staged release now. */
+/**
+ * Primary → workers: every worker has staged a new release: hold the requests that arrive from
+ * now on (unanswered) and say so.
+ */
+export interface ReleaseHold {
+  ipscope: 'release-hold';
+  round: number;
+}
+
+/** Worker → primary: this worker holds its requests. */
+export interface ReleaseHeld {
+  ipscope: 'release-held';
+  round: number;
+}
+
+/** Primary → workers: every worker holds: serve the staged release now, the held requests first. */
 export interface ReleaseSwap {
   ipscope: 'release-swap';
   round: number;
@@ -85,8 +104,9 @@ export interface WorkerDrain {
   ipscope: 'drain';
 }
 
-export type PrimaryMessage = CounterAnswers | CounterRecall | ReleaseStage | ReleaseSwap | WorkerDrain;
-export type WorkerMessage = CounterBatch | ReleaseStaged | WorkerListening;
+export type PrimaryMessage =
+  CounterAnswers | CounterRecall | ReleaseStage | ReleaseHold | ReleaseSwap | WorkerDrain;
+export type WorkerMessage = CounterBatch | ReleaseStaged | ReleaseHeld | WorkerListening;
 
 export function isOurs<T extends { ipscope: string }>(message: unknown): message is T {
   return typeof message === 'object' && message !== null && 'ipscope' in message;

@@ -17,11 +17,10 @@ import { embeddedCounters, throttledLog } from '../limits/services.js';
 import { CounterHost } from './counter-host.js';
 import { LEASE_UNITS } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { ReleaseRounds } from './release-rounds.js';
 
 /** How long a drained worker may take to finish its requests before it is killed. */
 const DRAIN_TIMEOUT_MS = 30_000;
-/** How long the primary waits for every worker to stage a release before the others swap. */
-const STAGE_TIMEOUT_MS = 5_000;
 
 /** The WORKERS setting as a process count: 0 is one per core available to this process. */
 export function workerCount(setting: number): number {
@@ -54,6 +53,7 @@ export async function runPrimary(
   const host = counters ? new CounterHost(counters, { headroom: 4 * LEASE_UNITS * count }) : null;
 
   const listening = new Set<Worker>();
+  const rounds = new ReleaseRounds<Worker>(() => listening, sendTo);
   let stopping = false;
   let crashes: number[] = [];
   let announced = false;
@@ -74,46 +74,20 @@ export async function runPrimary(
           announced = true;
           announce(message.url);
         } else if (announced) {
-          releaseRound(); // a restarted worker opened CURRENT itself: bring the others along
+          rounds.start(); // a restarted worker opened CURRENT itself: bring the others along
         }
       } else if (message.ipscope === 'release-staged') {
-        staged(worker, message.round, message.id);
+        rounds.staged(worker, message);
+      } else if (message.ipscope === 'release-held') {
+        rounds.held(worker, message.round);
       }
     });
     return worker;
   };
 
-  // Release swaps in two steps: every worker opens the new release, then all serve it.
-  let round = 0;
-  let open: { round: number; waiting: Set<Worker>; any: boolean; timer: NodeJS.Timeout } | null = null;
-  const finishRound = () => {
-    if (!open) return;
-    clearTimeout(open.timer);
-    const { round: r, any } = open;
-    open = null;
-    if (any) for (const w of listening) sendTo(w, { ipscope: 'release-swap', round: r });
-  };
-  const staged = (worker: Worker, r: number, id: string | null) => {
-    if (!open || open.round !== r) return;
-    open.waiting.delete(worker);
-    if (id !== null) open.any = true;
-    if (open.waiting.size === 0) finishRound();
-  };
-  const releaseRound = () => {
-    if (open || stopping || listening.size === 0) return;
-    round += 1;
-    open = {
-      round,
-      waiting: new Set(listening),
-      any: false,
-      timer: setTimeout(finishRound, STAGE_TIMEOUT_MS),
-    };
-    for (const w of listening) sendTo(w, { ipscope: 'release-stage', round });
-  };
-
   cluster.on('exit', (worker, code, signal) => {
     listening.delete(worker);
-    if (open?.waiting.delete(worker) && open.waiting.size === 0) finishRound();
+    rounds.gone(worker);
     if (stopping) return;
     if (!announced) {
       // A worker that cannot start (port taken, unreadable settings) would fail again: give up.
@@ -160,7 +134,7 @@ export async function runPrimary(
     }
     out(`metrics on ${metrics.url}`);
   }
-  const poll = setInterval(releaseRound, settings.RELEASE_POLL_MS);
+  const poll = setInterval(() => rounds.start(), settings.RELEASE_POLL_MS);
   poll.unref();
 
   let signals = 0;
@@ -174,6 +148,7 @@ export async function runPrimary(
     console.error(`server: ${signal}, draining ${listening.size} workers (waiting for requests in flight)`);
     stopping = true;
     clearInterval(poll);
+    rounds.stop();
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     await Promise.all(workers.map((w) => drainWorker(w)));
     await metrics?.close();

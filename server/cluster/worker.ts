@@ -9,6 +9,7 @@ import type { Settings } from '../../shared/config.js';
 import type { RunningServer, WorkerRole } from '../cli.js';
 import { refusedKeyThrottle } from '../limits/refused-keys.js';
 import { answerClusterScrapes } from '../metrics.js';
+import { holdRequests } from './hold.js';
 import { IpcCounters, type IpcChannel } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -18,6 +19,9 @@ type Serve = (
   logDestination: undefined,
   worker: WorkerRole,
 ) => Promise<RunningServer>;
+
+/** A hold the primary does not end (it is gone, or stuck) ends by itself after this long. */
+const HOLD_LIMIT_MS = 2_000;
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send!(message);
@@ -35,21 +39,35 @@ export async function runWorker(settings: Settings, serve: Serve): Promise<void>
         },
       };
   const server = await serve(settings, () => {}, undefined, role);
+  // The requests held while the workers change release (the primary ends a hold within 1 s).
+  let letGo: (() => void) | null = null;
+  const endHold = () => {
+    letGo?.();
+    letGo = null;
+  };
   let draining: Promise<void> | null = null;
-  const drain = () =>
-    (draining ??= server.stop().then(
+  const drain = () => {
+    endHold();
+    return (draining ??= server.stop().then(
       () => process.exit(0),
       (error: Error) => {
         console.error(`server worker ${process.pid}: close failed: ${error.message}`);
         process.exit(1);
       },
     ));
+  };
   process.on('message', (message: unknown) => {
     if (!isOurs<PrimaryMessage>(message)) return;
     if (message.ipscope === 'release-stage') {
-      send({ ipscope: 'release-staged', round: message.round, id: server.releases.stage() });
+      const id = server.releases.stage();
+      const next = id ?? server.releases.current()?.id ?? null;
+      send({ ipscope: 'release-staged', round: message.round, id, next });
+    } else if (message.ipscope === 'release-hold') {
+      letGo ??= holdRequests(server.app.server, HOLD_LIMIT_MS);
+      send({ ipscope: 'release-held', round: message.round });
     } else if (message.ipscope === 'release-swap') {
       server.releases.swapStaged();
+      endHold();
     } else if (message.ipscope === 'drain') {
       void drain();
     }
