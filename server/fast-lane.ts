@@ -285,6 +285,27 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     if (!Number.isSafeInteger(length) || length <= 0 || length > MAX_FAST_MCP_BODY) return false;
     if (typeof headers.host !== 'string' || bearerToken(headers.authorization) === null) return false;
     const started = performance.now();
+    // node:http pushes the body that came with the headers right after this event returns.
+    queueMicrotask(() => readBody(endpoint, req, res, length, started));
+    return true;
+  }
+
+  /**
+   * The body, taken at once when it is all there (a request sent in one piece, the usual case):
+   * no 'data' and 'end' events and none of the stream's process.nextTick hops. Otherwise read as a
+   * stream. Reading marks the request consumed, so node:http does not drain it after the answer.
+   */
+  function readBody(
+    endpoint: McpEndpoint,
+    req: IncomingMessage,
+    res: ServerResponse,
+    length: number,
+    started: number,
+  ): void {
+    if (req.readableLength === length) {
+      exchange(endpoint, req, res, req.read() as Buffer, started);
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('error', () => {}); // the client went away: nothing to answer
@@ -292,7 +313,6 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     req.on('end', () =>
       exchange(endpoint, req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), started),
     );
-    return true;
   }
 
   /** The exchange: answered at once when the endpoint can (the plain-call fast path), else awaited. */

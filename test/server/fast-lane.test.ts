@@ -22,6 +22,7 @@ import { startTestServer } from '../helpers/test-server.js';
 import { sameClockText } from '../helpers/same-clock.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
+import { modernToolCall } from '../helpers/mcp-calls.js';
 import { createFastLane, matchFastRoute } from '../../server/fast-lane.js';
 import { createEnvelope } from '../../server/call/envelope.js';
 import { openAccountsStore } from '../../server/accounts/sqlite-store.js';
@@ -362,4 +363,73 @@ t.test('one connection: the lane answers GETs one after another, with and withou
   }
   t.same(answered(), [200, 200], 'both answered on the same connection');
   t.match(text, /"ip":"23\.228\.249\.10"/, 'the second answer is the second request');
+});
+
+t.test('one connection: MCP calls sent whole, pipelined or in pieces, each answered in order', async (t) => {
+  const server = await startTestServer(t);
+  const post = (ip: string, id: number) => {
+    const call = modernToolCall('lookup_ip', { ip }, id);
+    const headers = Object.entries(call.headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    return {
+      head:
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.key}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n${headers}` +
+        `Content-Length: ${Buffer.byteLength(call.body)}\r\n\r\n`,
+      body: call.body,
+    };
+  };
+  const whole = (ip: string, id: number) => {
+    const p = post(ip, id);
+    return p.head + p.body;
+  };
+  // The fast path turns on once its start-up check against the SDK has passed.
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const before = server.app.fastLaneAnswered();
+    t.same(await rawExchange(server.port, whole('1.1.1.1', 1), 1), [200]);
+    if (server.app.fastLaneAnswered() > before) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const start = server.app.fastLaneAnswered();
+  const ips = ['1.1.1.1', '23.228.249.10', '8.8.8.8'];
+  // Ten calls pipelined in one write: each body is all there when its request is taken.
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  socket.setEncoding('latin1');
+  let text = '';
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.write(Array.from({ length: 10 }, (_, i) => whole(ips[i % 3]!, i + 1)).join(''));
+  const answers = () => [...text.matchAll(/"structuredContent":\{"ip":"([^"]+)".*?"id":(\d+)\}/g)];
+  const wait = async (n: number) => {
+    const until = Date.now() + 5000;
+    while (answers().length < n && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  await wait(10);
+  t.same(
+    answers().map((m) => `${m[2]} ${m[1]}`),
+    Array.from({ length: 10 }, (_, i) => `${i + 1} ${ips[i % 3]}`),
+    'ten answers, in order, each for its own call',
+  );
+  // A body that arrives in two pieces, 100 ms apart, then a GET on the same connection.
+  const split = post('8.8.8.8', 11);
+  socket.write(split.head + split.body.slice(0, 20));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal(answers().length, 10, 'no answer before the body is whole');
+  socket.write(split.body.slice(20));
+  await wait(11);
+  t.same(answers()[10]?.slice(1), ['8.8.8.8', '11'], 'the call whose body came in pieces');
+  socket.write(
+    `GET /v1/ip/23.228.249.10 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.key}\r\n\r\n`,
+  );
+  const until = Date.now() + 5000;
+  const statuses = () => [...text.matchAll(STATUS_LINE)].map((m) => m[1]);
+  while (statuses().length < 12 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.same(statuses(), Array(12).fill('200'), 'twelve 200s');
+  t.match(text.slice(text.lastIndexOf('HTTP/1.1')), /"ip":"23\.228\.249\.10"/, 'the last is the GET');
+  t.equal(server.app.fastLaneAnswered() - start, 12, 'all twelve answered by the lane');
 });
