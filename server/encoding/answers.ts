@@ -26,6 +26,7 @@ export interface Answer {
 }
 
 const LOOKUP_IP_KEPT_ANSWERS = 16_384;
+/** A power of two. */
 const LOOKUP_IP_ADMISSION = 8192;
 
 /**
@@ -40,7 +41,30 @@ const LOOKUP_ASN_KEPT_MIN_RANGES = 16;
 interface AnswerCache {
   answers: RecentCache<string, Answer>;
   /** Addresses asked once recently (the admission filter). */
-  asked: RecentCache<string, true>;
+  asked: AskedOnce;
+}
+
+/**
+ * The admission filter of the kept lookup_ip answers: remembers the addresses asked recently, as a
+ * 32-bit hash (FNV-1a) in a table of LOOKUP_IP_ADMISSION slots (an address replaces the one in its
+ * slot). Nothing is allocated per request: a Map of the addresses themselves kept every address of
+ * a cache-missing load alive long enough to be moved to the old generation, to be collected there
+ * (about 2.7 MB/s at 25,000 uniform requests per second). Two addresses with the same hash: the
+ * second is kept on its first request, which costs only the room of a kept answer.
+ */
+class AskedOnce {
+  private readonly slots = new Int32Array(LOOKUP_IP_ADMISSION);
+
+  /** Whether `key` was asked recently; remembers it. */
+  seen(key: string): boolean {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    h |= 1; // 0 is an empty slot
+    const slot = (h >>> 1) & (LOOKUP_IP_ADMISSION - 1);
+    if (this.slots[slot] === h) return true;
+    this.slots[slot] = h;
+    return false;
+  }
 }
 
 /** The answer for the response object `value` of `op`. */
@@ -74,15 +98,12 @@ export function answerOf(op: Operation, args: CallArguments, context: RunContext
   }
   const cache = perRelease<AnswerCache>(release, 'lookup_ip answers', () => ({
     answers: new RecentCache(LOOKUP_IP_KEPT_ANSWERS / 2),
-    asked: new RecentCache(LOOKUP_IP_ADMISSION / 2),
+    asked: new AskedOnce(),
   }));
   const hit = cache.answers.get(args.ip);
   if (hit !== undefined) return hit;
   const answer = fresh(op, args, context, false);
-  if (cache.asked.get(args.ip) === undefined) {
-    cache.asked.set(args.ip, true);
-    return answer;
-  }
+  if (!cache.asked.seen(args.ip)) return answer;
   const keep = keptAnswer(answer);
   cache.answers.set(args.ip, keep);
   return keep;
