@@ -1,17 +1,43 @@
 /** Times are kept as whole epoch seconds internally and shown as ISO 8601 UTC on the wire. */
 
-/** Recent conversions: lookups repeat the same few observation times (one per collection round). */
-const ISO_CACHE = new Map<number, string>();
-const ISO_CACHE_SIZE = 50_000;
+/** The last second that toIso writes by arithmetic: 9999-12-31T23:59:59Z. */
+const LAST_FOUR_DIGIT_YEAR = 253_402_300_799;
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * ISO 8601 UTC to the second, e.g. `2026-11-26T12:00:00Z`. Whole seconds from 1970 to 9999 are
+ * written by arithmetic (the civil-from-days algorithm of Howard Hinnant), allocating only the
+ * string: lookups convert the observation times of every answer, tens of thousands of distinct
+ * seconds on a large release, and a cache of them was thrown away whole, in the old generation,
+ * every 50,000 conversions. Other values as `Date.prototype.toISOString` writes them, less `.000`.
+ */
 export function toIso(epochSeconds: number): string {
-  let iso = ISO_CACHE.get(epochSeconds);
-  if (iso === undefined) {
-    iso = new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
-    if (ISO_CACHE.size >= ISO_CACHE_SIZE) ISO_CACHE.clear();
-    ISO_CACHE.set(epochSeconds, iso);
+  if (!Number.isInteger(epochSeconds) || epochSeconds < 0 || epochSeconds > LAST_FOUR_DIGIT_YEAR) {
+    return new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
   }
-  return iso;
+  const days = Math.floor(epochSeconds / 86_400);
+  const inDay = epochSeconds - days * 86_400;
+  const hour = Math.floor(inDay / 3600);
+  const minute = Math.floor((inDay % 3600) / 60);
+  const second = inDay % 60;
+  // Days since 0000-03-01, in 400-year eras (no era before 1970 here, so no negative division).
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}Z`;
 }
 
 /** Parses an ISO 8601 timestamp with an offset (or Z); null when it is not one. */
