@@ -47,6 +47,22 @@ t.test('responseJson writes exactly the bytes JSON.stringify writes', async (t) 
   }
 });
 
+t.test(
+  'lookup_ip admission: 3,000 addresses asked in turn, twice: each kept on its second request',
+  async (t) => {
+    // Addresses that share a slot of a one-slot-per-hash filter would push each other out for ever.
+    const own = openRelease(path.join(demo.releasesDir, demo.file));
+    t.teardown(() => own.close());
+    const op = operationById('lookup_ip')!;
+    const context = { release: own, pageSize: (n: number) => n };
+    const ips = Array.from({ length: 3000 }, (_, i) => `203.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);
+    const firstPass = ips.filter((ip) => answerOf(op, { ip }, context).kept === true).length;
+    const secondPass = ips.filter((ip) => answerOf(op, { ip }, context).kept === true).length;
+    t.ok(firstPass < 90, `at most 3 % kept on their first request (${firstPass})`);
+    t.equal(secondPass, 3000, 'every one kept on its second');
+  },
+);
+
 t.test('lookup_ip answers asked twice are kept, as UTF-8, and served again', async (t) => {
   // A fresh release object: the answer cache is per release.
   const own = openRelease(path.join(demo.releasesDir, demo.file));
