@@ -1,7 +1,7 @@
 /**
  * An operation's answer, encoded: the query layer's plain object as JSON parts (json.ts), for
  * lookup_asn its large first pages kept per release (see LOOKUP_ASN_KEPT_ANSWERS), and for
- * lookup_ip the answers kept per release (the most recently asked, see RecentCache): a lookup_ip
+ * lookup_ip the answers kept per release (those asked lately, see RecentCache): a lookup_ip
  * answer depends only on the release and the address, and a popular address is asked again and
  * again. A kept answer is its head as UTF-8 (0.5–1.7 KB on the full-scale release; the release
  * blocks are shared), so the LOOKUP_IP_KEPT_ANSWERS answers stay under 32 MB. An answer is kept
