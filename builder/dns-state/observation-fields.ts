@@ -24,8 +24,9 @@ export class ObservationFields {
 }
 
 /** The hash of a name's bytes, which the name table and the line scanner both compute. */
-export const FNV_OFFSET = 0x811c9dc5 | 0;
-export const FNV_PRIME = 0x01000193;
+import { FNV_OFFSET, FNV_PRIME } from '../../shared/hash.js';
+
+export { FNV_OFFSET, FNV_PRIME };
 
 /** FNV-1a of bytes [start, end); the line scanner computes the same value while it reads a name. */
 export function hashBytes(b: Uint8Array, start: number, end: number): number {

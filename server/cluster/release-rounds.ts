@@ -13,9 +13,9 @@
 import type { ReleaseHold, ReleaseStage, ReleaseStaged, ReleaseSwap } from './messages.js';
 
 /** How long the primary waits for every worker to stage a release before the others go on. */
-export const STAGE_TIMEOUT_MS = 5_000;
+const STAGE_TIMEOUT_MS = 5_000;
 /** How long the primary waits for every worker to hold its requests before the others swap. */
-export const HOLD_TIMEOUT_MS = 1_000;
+const HOLD_TIMEOUT_MS = 1_000;
 
 type Step = 'stage' | 'hold';
 

@@ -9,6 +9,7 @@
  * are remembered: traffic spread over many addresses then adds no garbage.
  */
 import type { CallArguments, Operation, RunContext } from '../../shared/operations.js';
+import { hashText } from '../../shared/hash.js';
 import { RecentCache, perRelease } from '../../shared/queries/common.js';
 import { DEFAULT_LIMIT } from '../../shared/queries/paging.js';
 import type { Release } from '../../shared/queries/index.js';
@@ -62,8 +63,7 @@ class AskedOnce {
 
   /** Whether `key` was asked recently; remembers it. */
   seen(key: string): boolean {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    const h = hashText(key);
     const a = h & (ADMISSION_BITS - 1);
     const b = (h >>> 16) & (ADMISSION_BITS - 1);
     if (hasBoth(this.newer, a, b) || hasBoth(this.older, a, b)) return true;

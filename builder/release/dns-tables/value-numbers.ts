@@ -2,6 +2,7 @@
  * Numbers for the addresses of the DNS state, found without making a string of each: canonical
  * IPv4 addresses by their 32-bit value, other texts by a hash of their characters.
  */
+import { hashText } from '../../../shared/hash.js';
 
 /**
  * The value of a canonical dotted-quad IPv4 address in text[start, end) (no leading zeros, each
@@ -97,8 +98,7 @@ export class ValueNumbers {
         if (table.keys[h] === key) return id;
       }
     }
-    let hash = 0x811c9dc5 | 0;
-    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+    const hash = hashText(text, start, end);
     const table = this.otherTable;
     const length = end - start;
     for (let h = table.slot(hash); ; h = (h + 1) & (table.keys.length - 1)) {
