@@ -73,6 +73,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Requests the fast lane and the MCP fast path answered (docs/decisions/0009); 0 when off. */
     fastLaneAnswered(): number;
+    /** POST /mcp exchanges the fast lane took in front of Fastify (docs/decisions/0009). */
+    mcpLaneExchanges(): number;
     /** The call envelope of every keyed call (the console's playground runs through it too). */
     callEnvelope: Envelope;
   }
@@ -139,6 +141,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.decorate('fastLaneAnswered', () => (lane?.answered() ?? 0) + (mcp?.fastAnswered() ?? 0));
+  app.decorate('mcpLaneExchanges', () => lane?.mcpExchanges() ?? 0);
   app.decorateRequest('principal', null);
 
   // Hooks on every request are plain callbacks, not async functions: no promise per request.

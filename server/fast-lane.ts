@@ -14,7 +14,7 @@
  * Why: Fastify's per-request machinery (request and reply objects, a child logger, the hook
  * chains, promise hops, stream listeners) costs more than the lookup itself on this machine.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { OPERATIONS, type Operation } from '../shared/operations.js';
 import type { Release } from '../shared/queries/index.js';
@@ -30,7 +30,7 @@ import { urlCarriesKey } from './redact.js';
 import { JSON_CONTENT_TYPE } from './send-json.js';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { ApiError } from '../shared/errors.js';
-import type { McpEndpoint, McpResponse } from './mcp/handler.js';
+import type { McpEndpoint, McpRequest, McpResponse } from './mcp/handler.js';
 import { MCP_PATH } from './mcp/plugin.js';
 import type { RequestMetrics } from './metrics.js';
 import { SETTLED } from './metering.js';
@@ -101,19 +101,40 @@ function nothingToDrain(req: IncomingMessage): void {
   }
 }
 
+/** The exchange's request as the endpoint reads it; what only the SDK's path needs is made on demand. */
+class LaneMcpRequest implements McpRequest {
+  readonly keyInUrl = false;
+  constructor(
+    private readonly req: IncomingMessage,
+    readonly body: Buffer,
+  ) {}
+  get url(): string {
+    return `http://${this.req.headers.host}${MCP_PATH}`;
+  }
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+  get clientAddress(): string | undefined {
+    return this.req.socket.remoteAddress;
+  }
+}
+
 /** Larger MCP bodies go through Fastify (its limit, 1 MiB, and its 413). */
 const MAX_FAST_MCP_BODY = 64 * 1024;
 
 export interface FastLane {
   /** Answers the request, or calls fallThrough (at once or after the key check) to let Fastify. */
   handle(req: IncomingMessage, res: ServerResponse, fallThrough: () => void): void;
-  /** Requests the lane answered since the start. */
+  /** Lookups (GET) the lane answered since the start. */
   answered(): number;
+  /** POST /mcp exchanges the lane took since the start (answered by the endpoint's fast path or SDK). */
+  mcpExchanges(): number;
 }
 
 export function createFastLane(options: FastLaneOptions): FastLane {
   const { releases, envelope, accounts, logger } = options;
   let answered = 0;
+  let mcpExchanges = 0;
   // Answers are written at the end of the turn that found them (server/turn-writes.ts).
   const turn = createTurnWrites();
   const metrics = options.metrics;
@@ -285,6 +306,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     if (!Number.isSafeInteger(length) || length <= 0 || length > MAX_FAST_MCP_BODY) return false;
     if (typeof headers.host !== 'string' || bearerToken(headers.authorization) === null) return false;
     const started = performance.now();
+    mcpExchanges += 1;
     // node:http pushes the body that came with the headers right after this event returns.
     queueMicrotask(() => readBody(endpoint, req, res, length, started));
     return true;
@@ -326,13 +348,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const id = requestIdFor(req);
     let response: McpResponse | Promise<McpResponse>;
     try {
-      response = endpoint.answer({
-        url: `http://${req.headers.host}${MCP_PATH}`,
-        headers: req.headers,
-        body,
-        keyInUrl: false,
-        clientAddress: req.socket.remoteAddress,
-      });
+      response = endpoint.answer(new LaneMcpRequest(req, body));
     } catch (error) {
       respondMcp(res, id, failed(id, error), started);
       return;
@@ -367,5 +383,5 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     turn.add(() => writeAnswer(res, response.status, headers, sent, mcpRoute, 'POST', MCP_PATH, id, started));
   }
 
-  return { handle, answered: () => answered };
+  return { handle, answered: () => answered, mcpExchanges: () => mcpExchanges };
 }

@@ -44,8 +44,8 @@ export const INSTRUCTIONS =
   'null means unknown (never false); an empty list means "not observed here". No geolocation, reputation or WHOIS.';
 
 export interface McpRequest {
-  url: string;
-  headers: IncomingHttpHeaders;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
   /** The raw body (at most the route's body limit). */
   body: Buffer;
   /** True when the URL's query string carries a key-like parameter (refused: 401). */
@@ -379,7 +379,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     fastAnswered += 1;
     return {
       status: 200,
-      headers: { ...outcome.headers, 'content-type': 'application/json' },
+      // The type first: `{ ...outcome.headers, 'content-type': … }` takes V8's slow path, for this
+      // copy and for the lane's copy of it (0.59 against 0.13 µs for both, a node loop).
+      headers: { 'content-type': 'application/json', ...outcome.headers },
       body: toolResultChunks(outcome.answer!, call.id, call.modern),
     };
   }

@@ -433,3 +433,90 @@ t.test('one connection: MCP calls sent whole, pipelined or in pieces, each answe
   t.match(text.slice(text.lastIndexOf('HTTP/1.1')), /"ip":"23\.228\.249\.10"/, 'the last is the GET');
   t.equal(server.app.fastLaneAnswered() - start, 12, 'all twelve answered by the lane');
 });
+
+/** One request on its own connection (closed by the server after it): the whole response text. */
+async function exchangeClosing(port: number, request: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.setEncoding('latin1');
+  let text = '';
+  socket.on('data', (chunk: string) => (text += chunk));
+  await new Promise<void>((resolve, reject) => {
+    socket.on('error', reject);
+    socket.on('close', () => resolve());
+    socket.write(request);
+  });
+  return text;
+}
+
+t.test(
+  'MCP lane: header names in any case, repeated lines as node joins them, X-Request-ID kept',
+  async (t) => {
+    const server = await startTestServer(t);
+    const call = modernToolCall('lookup_ip', { ip: '23.228.249.10' }, 5);
+    /** A call whose header lines are `lines` (name and value as sent), Connection: close. */
+    const request = (lines: Array<[string, string]>) =>
+      `POST /mcp HTTP/1.1\r\n${lines.map(([n, v]) => `${n}: ${v}\r\n`).join('')}` +
+      `Connection: close\r\nContent-Length: ${Buffer.byteLength(call.body)}\r\n\r\n${call.body}`;
+    const plain: Array<[string, string]> = [
+      ['Host', '127.0.0.1'],
+      ['Authorization', `Bearer ${server.key}`],
+      ['Content-Type', 'application/json'],
+      ['Accept', 'application/json, text/event-stream'],
+      ['MCP-Protocol-Version', call.headers['mcp-protocol-version']!],
+      ['Mcp-Method', 'tools/call'],
+      ['MCP-NAME', 'lookup_ip'],
+    ];
+    const answer = /"structuredContent":\{"ip":"23\.228\.249\.10".*"id":5\}$/;
+    // The fast path turns on once its start-up check against the SDK has passed.
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      const before = server.app.fastLaneAnswered();
+      t.match(await exchangeClosing(server.port, request(plain)), /^HTTP\/1\.1 200 /);
+      if (server.app.fastLaneAnswered() > before) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cases: Array<{
+      label: string;
+      lines: Array<[string, string]>;
+      lane: boolean;
+      id?: string;
+      status?: number;
+    }> = [
+      { label: 'names in mixed case', lines: plain, lane: true },
+      {
+        label: 'a sane X-Request-ID',
+        lines: [...plain, ['X-Request-Id', 'trace-42.a']],
+        lane: true,
+        id: 'trace-42.a',
+      },
+      {
+        label: 'Accept in two lines (node joins them)',
+        lines: [
+          ...plain.filter(([n]) => n !== 'Accept'),
+          ['Accept', 'application/json'],
+          ['accept', 'text/event-stream'],
+        ],
+        lane: true,
+      },
+      {
+        // Node keeps the first of two Authorization lines.
+        label: 'Authorization twice',
+        lines: [...plain, ['Authorization', 'Bearer sk_not_a_key']],
+        lane: true,
+      },
+      // A web origin is Fastify's to check (this one is not allowed: 403).
+      { label: 'an Origin', lines: [...plain, ['Origin', 'http://127.0.0.1']], lane: false, status: 403 },
+    ];
+    for (const c of cases) {
+      const before = server.app.mcpLaneExchanges();
+      const text = await exchangeClosing(server.port, request(c.lines));
+      const status = c.status ?? 200;
+      t.equal(/^HTTP\/1\.1 (\d{3}) /.exec(text)?.[1], String(status), `${c.label}: ${status}`);
+      if (status === 200) t.match(text, answer, `${c.label}: the tool's answer`);
+      t.equal(server.app.mcpLaneExchanges() - before, c.lane ? 1 : 0, `${c.label}: lane ${c.lane}`);
+      const id = /\r\nx-request-id: ([^\r]+)\r\n/i.exec(text)?.[1];
+      if (c.id === undefined) t.match(id, UUID, `${c.label}: a new request id`);
+      else t.equal(id, c.id, `${c.label}: the client's request id`);
+    }
+  },
+);
