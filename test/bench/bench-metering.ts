@@ -165,13 +165,15 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
           seconds: options.seconds,
           headers: { authorization: `Bearer ${v.key}` },
         });
-        if (r.non2xx > 0 || r.errors > 0)
-          throw new Error(`${v.name}: ${r.non2xx} non-2xx and ${r.errors} socket errors`);
+        // A refused or wrong answer is a fault of the server: stop. Socket errors (timeouts, resets)
+        // are what a stalling machine gives: the run is kept and its errors shown in the table.
+        if (r.non2xx > 0) throw new Error(`${v.name}: ${r.non2xx} non-2xx answers`);
         const cpuUs = ((cpuOf(i) - cpuBefore) / r.requests) * 1e6;
         results[i]!.push(r);
         cpuPerRequest[i]!.push(cpuUs);
         console.log(
-          `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request`,
+          `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request` +
+            (r.errors > 0 ? `, ${r.errors} socket errors` : ''),
         );
       }
     }
@@ -179,8 +181,8 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
     const lines = [
       `/v1/ip uniform with and without metering, ${options.runs} runs of ${options.seconds} s, ${options.connections} connections; medians (min–max)`,
-      '| Server | req/s | Ratio to unmetered | CPU µs per request | Metering cost (CPU) | p50 ms | p99 ms |',
-      '|---|---|---|---|---|---|---|',
+      '| Server | req/s | Ratio to unmetered | CPU µs per request | Metering cost (CPU) | p50 ms | p99 ms | socket errors |',
+      '|---|---|---|---|---|---|---|---|',
     ];
     for (const [i, v] of variants.entries()) {
       const rps = summarize(results[i]!.map((x) => x.rps));
@@ -190,7 +192,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       const p50 = summarize(results[i]!.map((x) => x.p50ms));
       const p99 = summarize(results[i]!.map((x) => x.p99ms));
       lines.push(
-        `| ${v.name} | ${f(rps)} | ${f(ratio, 2)} | ${f(cpu, 1)} | ${i === 0 ? '–' : `${f(cost, 1)} %`} | ${f(p50, 2)} | ${f(p99, 2)} |`,
+        `| ${v.name} | ${f(rps)} | ${f(ratio, 2)} | ${f(cpu, 1)} | ${i === 0 ? '–' : `${f(cost, 1)} %`} | ${f(p50, 2)} | ${f(p99, 2)} | ${results[i]!.reduce((n, x) => n + x.errors, 0)} |`,
       );
     }
     lines.push(
