@@ -16,6 +16,7 @@ import {
 import type { Answer } from './answers.js';
 import { escapedJsonHead, responseParts } from './json.js';
 import { chunksBuffer, type BodyChunks } from './chunks.js';
+import { countText } from './count-text.js';
 
 /** What the server says it is, in every era's result `_meta` and in initialize. */
 export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
@@ -43,7 +44,9 @@ export function toolResultChunks(answer: Answer, id: string | number, modern: bo
       escapedHead = bytes;
     }
   }
-  const tail = `${modern ? MODERN_TAIL : '}'},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  // A number id is a safe integer (the fast path takes no other): its JSON is countText's.
+  const idJson = typeof id === 'number' ? countText(id) : JSON.stringify(id);
+  const tail = `${modern ? MODERN_TAIL : '}'},"jsonrpc":"2.0","id":${idJson}}`;
   return json.blocks === null
     ? [CONTENT_START, escapedHead, STRUCTURED_START, json.head, tail]
     : [

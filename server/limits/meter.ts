@@ -9,6 +9,7 @@ import type { KeyPrincipal, Plan } from '../accounts/index.js';
 import { SETTLED, type Meter, type Reservation, type Settled } from '../metering.js';
 import type { Counters, TakeResult, Ticket } from './counters.js';
 import type { PlanBook } from './plans.js';
+import { countText } from '../encoding/count-text.js';
 
 /** Seconds a client is told to wait when the accounts store or the counters do not answer. */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
@@ -22,18 +23,6 @@ export class MeterRefusal extends ApiError {
   ) {
     super(code, undefined, retryAfter === undefined ? { headers } : { retryAfter, headers });
   }
-}
-
-/**
- * A count's decimal text for a header, without V8's number-string cache. `String(n)` keeps every
- * number it converts in that cache, which lives in the old generation: the texts of the counts that
- * change with every request (used, remaining) stayed alive long enough to be moved there and were
- * collected by mark-compacts, whose pauses reached the p99 of whatever ran next. `toFixed(0)` gives
- * the same text for an integer and caches nothing: bytes promoted per `/v1/ip` request 13.1–13.5 →
- * 0.7–3.9 (`--trace-gc-nvp`, 10 s runs over 20,000 addresses).
- */
-export function countText(n: number): string {
-  return n.toFixed(0);
 }
 
 function limitHeaders(plan: Plan, cap: number | null, r: TakeResult): Record<string, string> {

@@ -1,9 +1,9 @@
 /**
- * countText (server/limits/meter.ts) writes the limit headers' counts without V8's number-string
- * cache; its text must be String(n)'s for every count a header can carry.
+ * countText (server/encoding/count-text.ts) writes counts and JSON-RPC ids without V8's
+ * number-string cache; its text must be String(n)'s (and JSON.stringify(n)'s) for every integer.
  */
 import t from 'tap';
-import { countText } from '../../../server/limits/meter.js';
+import { countText } from '../../server/encoding/count-text.js';
 
 t.test('the same text as String() for counts', async (t) => {
   const fixed = [0, -0, 1, 9, 10, 59, 60, 1000, 999_999, 1_000_000, 2 ** 31, 2 ** 53 - 1, 1e15, 1e20, 1e21];
@@ -16,7 +16,7 @@ t.test('the same text as String() for counts', async (t) => {
   let differ = 0;
   for (let i = 0; i < 100_000; i++) {
     const n = Math.floor(random() * 2 ** Math.floor(random() * 53));
-    if (countText(n) !== String(n)) differ += 1;
+    if (countText(n) !== String(n) || countText(n) !== JSON.stringify(n)) differ += 1;
   }
   t.equal(differ, 0, '100,000 random integers: none differ');
 });
