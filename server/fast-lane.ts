@@ -101,21 +101,25 @@ function nothingToDrain(req: IncomingMessage): void {
   }
 }
 
-/** The exchange's request as the endpoint reads it; what only the SDK's path needs is made on demand. */
+/**
+ * The exchange's request as the endpoint reads it; the URL, which only the SDK's path needs, is made
+ * on demand. The client's address is read at once: a socket closed before a slow key check no
+ * longer has one, and the refused-key throttle counts by it.
+ */
 class LaneMcpRequest implements McpRequest {
   readonly keyInUrl = false;
+  readonly clientAddress: string | undefined;
   constructor(
     private readonly req: IncomingMessage,
     readonly body: Buffer,
-  ) {}
+  ) {
+    this.clientAddress = req.socket.remoteAddress;
+  }
   get url(): string {
     return `http://${this.req.headers.host}${MCP_PATH}`;
   }
   get headers(): IncomingHttpHeaders {
     return this.req.headers;
-  }
-  get clientAddress(): string | undefined {
-    return this.req.socket.remoteAddress;
   }
 }
 
