@@ -19,7 +19,8 @@
 import type { StateDb } from '../state.js';
 import type { ObservationRecord } from '../sources/types.js';
 import { loadState } from './load.js';
-import { hashBytes, ObservationFields } from './observation-fields.js';
+import { hashBytes } from '../../shared/hash.js';
+import { ObservationFields } from './observation-fields.js';
 import { OUTCOME_CODES, POSITIVE, TRANSIENT } from './outcome-codes.js';
 import { saveStateInParallel } from './parallel-save.js';
 import { saveState, type SaveResult } from './save.js';

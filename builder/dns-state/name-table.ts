@@ -3,7 +3,7 @@
  * lines are looked up without creating strings, and no JavaScript object per name.
  */
 import { asciiText, grow } from './memory.js';
-import { FNV_OFFSET, FNV_PRIME } from './observation-fields.js';
+import { FNV_OFFSET, FNV_PRIME } from '../../shared/hash.js';
 
 /** Bytes of a name that order new names before they get their ids (a multiple of 4). */
 const SORT_PREFIX = 12;

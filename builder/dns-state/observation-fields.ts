@@ -6,7 +6,7 @@ export class ObservationFields {
   buf: Buffer = Buffer.alloc(0);
   nameStart = 0;
   nameEnd = 0;
-  /** hashBytes() of the name bytes. */
+  /** hashBytes() (shared/hash.ts) of the name bytes. */
   nameHash = 0;
   /** 0 = A, 1 = AAAA. */
   aaaa = 0;
@@ -21,16 +21,4 @@ export class ObservationFields {
   /** JSON text of the CNAME chain; a range of 2 bytes or less means the empty array. */
   cnamesStart = 0;
   cnamesEnd = 0;
-}
-
-/** The hash of a name's bytes, which the name table and the line scanner both compute. */
-import { FNV_OFFSET, FNV_PRIME } from '../../shared/hash.js';
-
-export { FNV_OFFSET, FNV_PRIME };
-
-/** FNV-1a of bytes [start, end); the line scanner computes the same value while it reads a name. */
-export function hashBytes(b: Uint8Array, start: number, end: number): number {
-  let h = FNV_OFFSET;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, FNV_PRIME);
-  return h;
 }

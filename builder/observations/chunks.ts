@@ -4,7 +4,8 @@
  * and how the importing thread applies them to the state machine in line order.
  */
 import type { DnsStateMachine, ApplyCounts } from '../dns-state/machine.js';
-import { hashBytes, ObservationFields } from '../dns-state/observation-fields.js';
+import { hashBytes } from '../../shared/hash.js';
+import { ObservationFields } from '../dns-state/observation-fields.js';
 import { OUTCOME_CODES } from '../dns-state/outcome-codes.js';
 import { parseObservationLine } from './line-parser.js';
 import { ObservationLineScanner } from './line-scanner.js';

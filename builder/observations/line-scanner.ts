@@ -6,7 +6,8 @@
  */
 import { OUTCOMES } from '../../shared/vocabulary.js';
 import { parseIsoToEpoch } from '../../shared/time.js';
-import { FNV_OFFSET, FNV_PRIME, type ObservationFields } from '../dns-state/observation-fields.js';
+import { FNV_OFFSET, FNV_PRIME } from '../../shared/hash.js';
+import type { ObservationFields } from '../dns-state/observation-fields.js';
 import { OUTCOME_CODES, POSITIVE } from '../dns-state/outcome-codes.js';
 import { ipv4End, ipv6End, isCanonicalIpv4, isCanonicalIpv6 } from './address-bytes.js';
 import {

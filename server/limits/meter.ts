@@ -27,15 +27,16 @@ export class MeterRefusal extends ApiError {
 
 function limitHeaders(plan: Plan, cap: number | null, r: TakeResult): Record<string, string> {
   const headers: Record<string, string> = {
-    'x-ratelimit-limit': countText(plan.requestsPerMinute),
+    // The limits and the seconds to the reset come from a small set: String(), whose cache hits.
+    'x-ratelimit-limit': String(plan.requestsPerMinute),
     'x-ratelimit-remaining': countText(Math.max(0, plan.requestsPerMinute - r.minuteUsed)),
-    'x-ratelimit-reset': countText(Math.max(1, Math.ceil(r.resetMs / 1000))),
-    'x-quota-limit': countText(plan.monthlyQuota),
+    'x-ratelimit-reset': String(Math.max(1, Math.ceil(r.resetMs / 1000))),
+    'x-quota-limit': String(plan.monthlyQuota),
     'x-quota-used': countText(Math.min(r.monthUsed, plan.monthlyQuota)),
     'x-quota-remaining': countText(Math.max(0, plan.monthlyQuota - r.monthUsed)),
   };
   if (cap !== null) {
-    headers['x-project-quota-limit'] = countText(cap);
+    headers['x-project-quota-limit'] = String(cap);
     headers['x-project-quota-used'] = countText(Math.min(r.projectUsed, cap));
     headers['x-project-quota-remaining'] = countText(Math.max(0, cap - r.projectUsed));
   }

@@ -365,6 +365,23 @@ t.test('one connection: the lane answers GETs one after another, with and withou
   t.match(text, /"ip":"23\.228\.249\.10"/, 'the second answer is the second request');
 });
 
+/**
+ * Sends MCP calls (`call` sends one and checks its answer) until the fast path answers one: it
+ * turns on once its start-up check against the SDK has passed. At most 5 s.
+ */
+async function untilMcpFastPath(
+  server: { app: { fastLaneAnswered(): number } },
+  call: () => Promise<unknown>,
+): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const before = server.app.fastLaneAnswered();
+    await call();
+    if (server.app.fastLaneAnswered() > before) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 t.test('one connection: MCP calls sent whole, pipelined or in pieces, each answered in order', async (t) => {
   const server = await startTestServer(t);
   const post = (ip: string, id: number) => {
@@ -384,14 +401,9 @@ t.test('one connection: MCP calls sent whole, pipelined or in pieces, each answe
     const p = post(ip, id);
     return p.head + p.body;
   };
-  // The fast path turns on once its start-up check against the SDK has passed.
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    const before = server.app.fastLaneAnswered();
-    t.same(await rawExchange(server.port, whole('1.1.1.1', 1), 1), [200]);
-    if (server.app.fastLaneAnswered() > before) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await untilMcpFastPath(server, async () =>
+    t.same(await rawExchange(server.port, whole('1.1.1.1', 1), 1), [200]),
+  );
   const start = server.app.fastLaneAnswered();
   const ips = ['1.1.1.1', '23.228.249.10', '8.8.8.8'];
   // Ten calls pipelined in one write: each body is all there when its request is taken.
@@ -467,14 +479,9 @@ t.test(
       ['MCP-NAME', 'lookup_ip'],
     ];
     const answer = /"structuredContent":\{"ip":"23\.228\.249\.10".*"id":5\}$/;
-    // The fast path turns on once its start-up check against the SDK has passed.
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
-      const before = server.app.fastLaneAnswered();
-      t.match(await exchangeClosing(server.port, request(plain)), /^HTTP\/1\.1 200 /);
-      if (server.app.fastLaneAnswered() > before) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilMcpFastPath(server, async () =>
+      t.match(await exchangeClosing(server.port, request(plain)), /^HTTP\/1\.1 200 /),
+    );
     const cases: Array<{
       label: string;
       lines: Array<[string, string]>;
