@@ -14,50 +14,78 @@ import {
   createMcpHandler,
 } from '@modelcontextprotocol/server';
 import type { Answer } from './answers.js';
-import { escapedJsonHead, responseParts } from './json.js';
+import { escapedJsonHead, responseParts, type ReleaseBlocksJson } from './json.js';
 import { chunksBuffer, type BodyChunks } from './chunks.js';
 import { countText } from './count-text.js';
 
 /** What the server says it is, in every era's result `_meta` and in initialize. */
 export const SERVER_INFO = { name: 'ipscope', version: '0.1.0' };
 
-const CONTENT_START = Buffer.from('{"result":{"content":[{"type":"text","text":');
-const STRUCTURED_START = Buffer.from('}],"structuredContent":');
+const CONTENT_START = '{"result":{"content":[{"type":"text","text":';
+const STRUCTURED_START = '}],"structuredContent":';
 /** What the 2026-07-28 result carries besides content and structuredContent. */
 const MODERN_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}}`;
+/** From the end of the structured content to the id, per era. */
+const TAIL_START = { modern: `${MODERN_TAIL},"jsonrpc":"2.0","id":`, legacy: '},"jsonrpc":"2.0","id":' };
 
 /**
- * Per kept answer, its head escaped as the start of the text content (UTF-8): a kept answer costs
- * about its own size again here, not the whole result.
+ * The release blocks joined with the constant bytes that follow them, once per release: the escaped
+ * blocks with the start of the structured content, and the blocks with each era's tail up to the id.
+ * Fewer pieces to write: each costs a pass through node's writable stream.
+ */
+interface JoinedBlocks {
+  escapedThenStructured: Buffer;
+  modernTail: Buffer;
+  legacyTail: Buffer;
+}
+const joinedBlocks = new WeakMap<ReleaseBlocksJson, JoinedBlocks>();
+
+function joinedOf(blocks: ReleaseBlocksJson): JoinedBlocks {
+  let joined = joinedBlocks.get(blocks);
+  if (joined === undefined) {
+    joined = {
+      escapedThenStructured: Buffer.from(blocks.escaped + STRUCTURED_START),
+      modernTail: Buffer.from(blocks.text + TAIL_START.modern),
+      legacyTail: Buffer.from(blocks.text + TAIL_START.legacy),
+    };
+    joinedBlocks.set(blocks, joined);
+  }
+  return joined;
+}
+
+/**
+ * Per kept answer, the start of the result through its head escaped as the start of the text content
+ * (UTF-8): a kept answer costs about its own size again here, not the whole result.
  */
 const escapedHeads = new WeakMap<object, Buffer>();
 
-/** The body of a tools/call answered with `answer`, in pieces (strings are UTF-8). */
+/**
+ * The body of a tools/call answered with `answer`, in pieces (strings are UTF-8): five with the
+ * release blocks (the first a string unless the answer is kept, so node writes the status line
+ * and headers with it), one string for an answer without them (a bogon address).
+ */
 export function toolResultChunks(answer: Answer, id: string | number, modern: boolean): BodyChunks {
   const { json } = answer;
-  let escapedHead: string | Buffer | undefined = answer.kept ? escapedHeads.get(json) : undefined;
-  if (escapedHead === undefined) {
-    escapedHead = escapedJsonHead(json);
+  let start: string | Buffer | undefined = answer.kept ? escapedHeads.get(json) : undefined;
+  if (start === undefined) {
+    start = CONTENT_START + escapedJsonHead(json);
     if (answer.kept) {
-      const bytes = Buffer.from(escapedHead);
+      const bytes = Buffer.from(start);
       escapedHeads.set(json, bytes);
-      escapedHead = bytes;
+      start = bytes;
     }
   }
   // A number id is a safe integer (the fast path takes no other): its JSON is countText's.
-  const idJson = typeof id === 'number' ? countText(id) : JSON.stringify(id);
-  const tail = `${modern ? MODERN_TAIL : '}'},"jsonrpc":"2.0","id":${idJson}}`;
-  return json.blocks === null
-    ? [CONTENT_START, escapedHead, STRUCTURED_START, json.head, tail]
-    : [
-        CONTENT_START,
-        escapedHead,
-        json.blocks.escapedBytes,
-        STRUCTURED_START,
-        json.head,
-        json.blocks.bytes,
-        tail,
-      ];
+  const end = `${typeof id === 'number' ? countText(id) : JSON.stringify(id)}}`;
+  const { head, blocks } = json;
+  if (blocks === null) {
+    const tail = (modern ? TAIL_START.modern : TAIL_START.legacy) + end;
+    return typeof start === 'string' && typeof head === 'string'
+      ? [start + STRUCTURED_START + head + tail]
+      : [start, STRUCTURED_START, head, tail];
+  }
+  const joined = joinedOf(blocks);
+  return [start, joined.escapedThenStructured, head, modern ? joined.modernTail : joined.legacyTail, end];
 }
 
 /** A canned answer with what escaping must get right: quotes, backslashes, control and non-ASCII characters. */

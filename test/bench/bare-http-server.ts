@@ -2,8 +2,11 @@
  * The baseline of `make bench-api`: a bare node:http server that sends, for each path, the exact
  * response bytes the real server sent (captured beforehand: status, headers and body), with no
  * routing, auth or database. It is the limit of this machine for those bytes. Usage: node
- * bare-http-server.js <responses.ndjson> where each line is [method, path, status, headers, body]
- * (headers: [name, value] pairs, without those node:http writes itself); prints `listening on <port>`.
+ * bare-http-server.js <responses.ndjson> where each line is [method, path, status, headers, body,
+ * requestBody?] (headers: [name, value] pairs, without those node:http writes itself; see
+ * captured.ts); prints `listening on <port>`. A line with a request body answers the POST that
+ * sends that body (read to its end first, as any server must: an MCP call), the others by method
+ * and path.
  */
 import http from 'node:http';
 import fs from 'node:fs';
@@ -11,29 +14,52 @@ import fs from 'node:fs';
 const file = process.argv[2];
 if (!file) throw new Error('usage: bare-http-server <responses.ndjson>');
 const responses = new Map<string, { status: number; headers: string[]; body: Buffer }>();
+/** Method and path of the requests whose body selects the response. */
+const byBody = new Set<string>();
 for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
   if (!line) continue;
-  const [method, path, status, headers, body] = JSON.parse(line) as [
+  const [method, path, status, headers, body, requestBody] = JSON.parse(line) as [
     string,
     string,
     number,
     Array<[string, string]>,
     string,
+    string?,
   ];
   const bytes = Buffer.from(body);
   // A flat [name, value, ...] list, as writeHead takes it, with the length of this body.
   const flat = [...headers.flat(), 'content-length', String(bytes.length)];
-  responses.set(`${method} ${path}`, { status, headers: flat, body: bytes });
+  const key = `${method} ${path}`;
+  if (requestBody !== undefined) byBody.add(key);
+  responses.set(requestBody === undefined ? key : `${key}\n${requestBody}`, {
+    status,
+    headers: flat,
+    body: bytes,
+  });
 }
-const server = http.createServer((req, res) => {
-  const hit = responses.get(`${req.method} ${req.url}`);
-  if (req.method === 'POST') req.resume();
+
+function send(
+  res: http.ServerResponse,
+  hit: { status: number; headers: string[]; body: Buffer } | undefined,
+) {
   if (!hit) {
     res.writeHead(404).end();
     return;
   }
   res.writeHead(hit.status, hit.headers);
   res.end(hit.body);
+}
+
+const server = http.createServer((req, res) => {
+  const key = `${req.method} ${req.url}`;
+  if (byBody.has(key)) {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => send(res, responses.get(`${key}\n${Buffer.concat(chunks).toString()}`)));
+    return;
+  }
+  if (req.method === 'POST') req.resume();
+  send(res, responses.get(key));
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
 import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
+import { BARE_SERVER, capturedLine } from './captured.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
@@ -147,17 +148,6 @@ function scenarios(): Array<{ name: string; paths: string[] }> {
   }
 }
 
-/**
- * The headers the server sent that the bare server must send too, so that both send the same bytes:
- * all of them but those node:http writes itself (Date, Connection, Keep-Alive, Content-Length).
- */
-function sentHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
-  const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  return Object.entries(headers).filter(
-    (entry): entry is [string, string] => !own.has(entry[0]) && typeof entry[1] === 'string',
-  );
-}
-
 function startProcess(args: string[], cpu: number | undefined, env: NodeJS.ProcessEnv = {}) {
   return startNode(args, pin ? cpu : undefined, env);
 }
@@ -259,11 +249,11 @@ async function main(): Promise<void> {
       const r = await request(base + p, { headers });
       const body = await r.body.text();
       if (r.statusCode !== 200) throw new Error(`${p}: ${r.statusCode} ${body.slice(0, 300)}`);
-      out.write(JSON.stringify(['GET', p, r.statusCode, sentHeaders(r.headers), body]) + '\n');
+      out.write(capturedLine('GET', p, r.statusCode, r.headers, body));
     }
   }
   await new Promise((resolve) => out.end(resolve));
-  const bare = await startProcess([path.join(root, 'dist/test/bench/bare-http-server.js'), captured], 0);
+  const bare = await startProcess([BARE_SERVER, captured], 0);
   const results = new Map<
     string,
     { server: WrkResult[]; bare: WrkResult[]; cpuUs: number[]; bareCpuUs: number[] }
@@ -336,7 +326,15 @@ async function main(): Promise<void> {
     if (values['rest-only'] || values.scenario !== undefined) return;
     // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
     const ips = uniform.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
-    const mcp = await benchToolsCall({ base, key, ips, seconds, runs, connections, ...(pin && { cpu: 1 }) });
+    const mcp = await benchToolsCall({
+      base,
+      key,
+      ips,
+      seconds,
+      runs,
+      connections,
+      ...(pin && { cpu: 1, serverCpu: 0 }),
+    });
     console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
     for (const line of toolsCallTable(mcp)) console.log(line);
     if (!values['skip-metering']) await metering();

@@ -4,6 +4,11 @@
  * request) and the 2025 era (a stateless JSON-mode server answers tools/call without a prior
  * initialize). wrk with 50 connections, server and wrk on separate cores.
  *
+ * Beside them, the same three against the bare node:http server (bare-http-server.ts) sending the
+ * bytes the server sent for the first BARE_SAMPLE of the IPs, a POST's answer picked by its body:
+ * what the transport alone makes of the MCP exchange's larger request and answer. Its ratio is the
+ * one the server would have if its own work cost nothing.
+ *
  * `benchToolsCall()` is called by bench-api.ts on its server; run alone it serves a release itself
  * (default: the demo release, a small one: say so next to the figures):
  *
@@ -17,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
-import { startNode } from './processes.js';
+import { startNode, stop } from './processes.js';
+import { BARE_SERVER, capturedLine } from './captured.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 
 export const MODERN_VERSION = '2026-07-28';
@@ -34,13 +40,20 @@ export interface ToolsCallBenchOptions {
   connections: number;
   /** CPU for wrk (the server runs on another). */
   cpu?: number;
+  /** CPU of the server, where the bare baseline runs too. */
+  serverCpu?: number;
   log?: (line: string) => void;
 }
 
 export interface ScenarioResult {
   name: string;
   runs: WrkResult[];
+  /** The bare node:http server sending the same bytes, run by run. */
+  bare: WrkResult[];
 }
+
+/** Requests of each scenario whose answers the bare baseline sends (enough for the load generator to cycle through). */
+const BARE_SAMPLE = 2000;
 
 interface Scenario {
   name: string;
@@ -108,40 +121,85 @@ async function checkScenarios(base: string, scenarios: Scenario[]): Promise<void
   }
 }
 
+/** Captures the server's answers to the first BARE_SAMPLE requests of each scenario into `file`. */
+async function capture(base: string, scenarios: Scenario[], file: string): Promise<void> {
+  const out = fs.createWriteStream(file);
+  for (const s of scenarios) {
+    for (let i = 0; i < Math.min(s.paths.length, BARE_SAMPLE); i++) {
+      const body = s.bodies?.[i];
+      const method = body === undefined ? 'GET' : 'POST';
+      const r = await request(base + s.paths[i]!, {
+        method,
+        headers: s.headers,
+        ...(body !== undefined && { body }),
+      });
+      const text = await r.body.text();
+      if (r.statusCode !== 200) throw new Error(`${s.name}: ${r.statusCode} ${text.slice(0, 300)}`);
+      out.write(capturedLine(method, s.paths[i]!, r.statusCode, r.headers, text, body));
+    }
+  }
+  await new Promise((resolve) => out.end(resolve));
+}
+
 export async function benchToolsCall(options: ToolsCallBenchOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => console.log(line));
   const scenarios = toolsCallScenarios(options.key, options.ips);
   await checkScenarios(options.base, scenarios);
-  const results = scenarios.map((s) => ({ name: s.name, runs: [] as WrkResult[] }));
-  for (let run = 1; run <= options.runs; run++) {
-    for (const [i, s] of scenarios.entries()) {
-      const r = await runWrk({
-        url: options.base,
-        paths: s.paths,
-        ...(s.bodies && { bodies: s.bodies }),
-        headers: s.headers,
-        connections: options.connections,
-        seconds: options.seconds,
-        ...(options.cpu !== undefined && { cpu: options.cpu }),
-      });
-      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      results[i]!.runs.push(r);
-      log(`run ${run}/${options.runs} ${s.name}: ${r.rps.toFixed(0)} req/s`);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-bare-'));
+  const captured = path.join(work, 'responses.ndjson');
+  await capture(options.base, scenarios, captured);
+  const bare = await startNode([BARE_SERVER, captured], options.serverCpu);
+  const results = scenarios.map((s) => ({ name: s.name, runs: [] as WrkResult[], bare: [] as WrkResult[] }));
+  const load = async (url: string, s: Scenario, sample: number) => {
+    const r = await runWrk({
+      url,
+      paths: s.paths.slice(0, sample),
+      ...(s.bodies && { bodies: s.bodies.slice(0, sample) }),
+      headers: s.headers,
+      connections: options.connections,
+      seconds: options.seconds,
+      ...(options.cpu !== undefined && { cpu: options.cpu }),
+    });
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return r;
+  };
+  try {
+    for (let run = 1; run <= options.runs; run++) {
+      for (const [i, s] of scenarios.entries()) {
+        const r = await load(options.base, s, s.paths.length);
+        results[i]!.runs.push(r);
+        log(`run ${run}/${options.runs} ${s.name}: ${r.rps.toFixed(0)} req/s`);
+      }
+      for (const [i, s] of scenarios.entries()) {
+        const r = await load(`http://127.0.0.1:${bare.port}`, s, BARE_SAMPLE);
+        results[i]!.bare.push(r);
+        log(`run ${run}/${options.runs} bare node:http, ${s.name}: ${r.rps.toFixed(0)} req/s`);
+      }
     }
+  } finally {
+    await stop(bare.child);
+    fs.rmSync(work, { recursive: true, force: true });
   }
   return results;
 }
 
-/** Markdown table: req/s, ratio to the first scenario (REST) run by run, latency; medians (min–max). */
+/**
+ * Markdown table: req/s, ratio to the first scenario (REST) run by run, the bare node:http server's
+ * ratio for the same bytes, latency; medians (min–max).
+ */
 export function toolsCallTable(results: ScenarioResult[]): string[] {
   const rest = results[0]!;
   const f = (s: { median: number; min: number; max: number }, d = 0) =>
     `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
-  const lines = ['| Scenario | req/s | Ratio to REST | p50 ms | p99 ms |', '|---|---|---|---|---|'];
+  const lines = [
+    '| Scenario | req/s | Ratio to REST | bare node:http, same bytes: ratio | p50 ms | p99 ms |',
+    '|---|---|---|---|---|---|',
+  ];
   for (const r of results) {
     const ratio = summarize(r.runs.map((x, i) => x.rps / rest.runs[i]!.rps));
+    const bareRatio = summarize(r.bare.map((x, i) => x.rps / rest.bare[i]!.rps));
     lines.push(
-      `| ${r.name} | ${f(summarize(r.runs.map((x) => x.rps)))} | ${f(ratio, 2)} | ${f(summarize(r.runs.map((x) => x.p50ms)), 2)} | ${f(summarize(r.runs.map((x) => x.p99ms)), 2)} |`,
+      `| ${r.name} | ${f(summarize(r.runs.map((x) => x.rps)))} | ${f(ratio, 2)} | ${f(bareRatio, 2)} | ${f(summarize(r.runs.map((x) => x.p50ms)), 2)} | ${f(summarize(r.runs.map((x) => x.p99ms)), 2)} |`,
     );
   }
   return lines;
@@ -222,7 +280,7 @@ async function main(): Promise<void> {
       seconds: Number(values.seconds),
       runs: Number(values.runs),
       connections: Number(values.connections),
-      ...(pin && { cpu: 1 }),
+      ...(pin && { cpu: 1, serverCpu: 0 }),
     });
     console.log(
       `\n${values.runs} runs of ${values.seconds} s, ${values.connections} connections, ${ips.length} IPs, one server process${pin ? ' on CPU 0, wrk on CPU 1' : ''}; medians (min–max)`,
