@@ -10,10 +10,8 @@ export interface ReleaseBlocksJson {
   readonly text: string;
   /** The text as UTF-8, written after every response head of the release. */
   readonly bytes: Buffer;
-  /** The text escaped as the end of a JSON string value, closing quote included. */
+  /** The text escaped as the end of a JSON string value, closing quote included (MCP's text copy). */
   readonly escaped: string;
-  /** `escaped` as UTF-8. */
-  readonly escapedBytes: Buffer;
 }
 
 /**
@@ -44,7 +42,7 @@ function blocksOf(response: {
     const { coverage, attribution, release } = response;
     const text = `${JSON.stringify({ coverage, attribution, release }).slice(1, -1)}}`;
     const escaped = JSON.stringify(text).slice(1);
-    blocks = { text, bytes: Buffer.from(text), escaped, escapedBytes: Buffer.from(escaped) };
+    blocks = { text, bytes: Buffer.from(text), escaped };
     BLOCKS_JSON.set(response.coverage, blocks);
   }
   return blocks;

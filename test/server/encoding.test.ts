@@ -18,7 +18,8 @@ import {
   responseJson,
   responseParts,
 } from '../../server/encoding/json.js';
-import { checkAgainstSdk } from '../../server/encoding/mcp-result.js';
+import { SERVER_INFO, checkAgainstSdk, toolResultChunks } from '../../server/encoding/mcp-result.js';
+import { chunksBuffer } from '../../server/encoding/chunks.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'encoding-'));
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -42,7 +43,6 @@ t.test('responseJson writes exactly the bytes JSON.stringify writes', async (t) 
     t.equal(text, JSON.stringify(response));
     t.equal(jsonByteLength(parts), Buffer.byteLength(text));
     t.equal(escapedJsonHead(parts) + (parts.blocks?.escaped ?? ''), JSON.stringify(text));
-    if (parts.blocks !== null) t.equal(parts.blocks.escapedBytes.toString(), parts.blocks.escaped);
     t.equal(parts.blocks === null, !('coverage' in response));
   }
 });
@@ -94,6 +94,49 @@ t.test('lookup_ip answers asked twice are kept, as UTF-8, and served again', asy
 t.test("the MCP fast path's result bytes are the SDK's, in both eras", async (t) => {
   t.equal(await checkAgainstSdk(), null);
 });
+
+t.test(
+  'a tools/call result in pieces: the JSON-RPC text, fresh, kept and without blocks, both eras',
+  async (t) => {
+    const expected = (value: object, id: string | number, modern: boolean) =>
+      JSON.stringify({
+        result: {
+          content: [{ type: 'text', text: JSON.stringify(value) }],
+          structuredContent: value,
+          ...(modern && {
+            resultType: 'complete',
+            _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+          }),
+        },
+        jsonrpc: '2.0',
+        id,
+      });
+    for (const value of [
+      lookupIp(release, { ip: '104.16.132.229' }),
+      lookupIp(release, { ip: '10.0.0.1' }), // a bogon: no release blocks
+      lookupAsn(release, { asn: '553', limit: 2 }), // a two-byte character in the head
+    ]) {
+      const json = responseParts(value);
+      const kept = {
+        json: { head: Buffer.from(json.head as string), blocks: json.blocks },
+        billable: true,
+        kept: true,
+      };
+      for (const modern of [true, false]) {
+        for (const id of [7, 'call-"1"', -0]) {
+          const want = expected(value, id, modern);
+          const fresh = toolResultChunks({ json, billable: true }, id, modern);
+          t.equal(chunksBuffer(fresh).toString(), want);
+          t.equal(fresh.length, json.blocks === null ? 1 : 5, 'one piece without blocks, five with');
+          t.equal(typeof fresh[0], 'string', 'the first piece a string: written with the headers');
+          // A kept answer: its start made once, then taken from the cache.
+          t.equal(chunksBuffer(toolResultChunks(kept, id, modern)).toString(), want);
+          t.equal(chunksBuffer(toolResultChunks(kept, id, modern)).toString(), want);
+        }
+      }
+    }
+  },
+);
 
 t.test('lookup_asn: large first pages are kept per page size and served again', async (t) => {
   const own = openRelease(path.join(demo.releasesDir, demo.file));
