@@ -62,7 +62,7 @@ const escapedHeads = new WeakMap<object, Buffer>();
 /**
  * The body of a tools/call answered with `answer`, in pieces (strings are UTF-8): five with the
  * release blocks (the first a string unless the answer is kept, so node writes the status line
- * and headers with it), one string for an answer without them (a bogon address).
+ * and headers with it); without them (a bogon address) one string, or four pieces when kept.
  */
 export function toolResultChunks(answer: Answer, id: string | number, modern: boolean): BodyChunks {
   const { json } = answer;

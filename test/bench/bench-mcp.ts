@@ -103,25 +103,10 @@ export function toolsCallScenarios(key: string, ips: string[]): Scenario[] {
   ];
 }
 
-/** Checks that every scenario answers each IP with 200 and a non-error result before measuring. */
-async function checkScenarios(base: string, scenarios: Scenario[]): Promise<void> {
-  for (const s of scenarios) {
-    for (let i = 0; i < Math.min(s.paths.length, 50); i++) {
-      const body = s.bodies?.[i];
-      const r = await request(base + s.paths[i]!, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: s.headers,
-        ...(body !== undefined && { body }),
-      });
-      const text = await r.body.text();
-      if (r.statusCode !== 200 || (body !== undefined && !text.includes('"structuredContent"'))) {
-        throw new Error(`${s.name} ${s.paths[i]} ${body ?? ''}: ${r.statusCode} ${text.slice(0, 300)}`);
-      }
-    }
-  }
-}
-
-/** Captures the server's answers to the first BARE_SAMPLE requests of each scenario into `file`. */
+/**
+ * Captures the server's answers to the first BARE_SAMPLE requests of each scenario into `file`,
+ * checking each (200, and a tool result for a call) before anything is measured.
+ */
 async function capture(base: string, scenarios: Scenario[], file: string): Promise<void> {
   const out = fs.createWriteStream(file);
   for (const s of scenarios) {
@@ -134,7 +119,9 @@ async function capture(base: string, scenarios: Scenario[], file: string): Promi
         ...(body !== undefined && { body }),
       });
       const text = await r.body.text();
-      if (r.statusCode !== 200) throw new Error(`${s.name}: ${r.statusCode} ${text.slice(0, 300)}`);
+      if (r.statusCode !== 200 || (body !== undefined && !text.includes('"structuredContent"'))) {
+        throw new Error(`${s.name} ${s.paths[i]} ${body ?? ''}: ${r.statusCode} ${text.slice(0, 300)}`);
+      }
       out.write(capturedLine(method, s.paths[i]!, r.statusCode, r.headers, text, body));
     }
   }
@@ -144,7 +131,6 @@ async function capture(base: string, scenarios: Scenario[], file: string): Promi
 export async function benchToolsCall(options: ToolsCallBenchOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => console.log(line));
   const scenarios = toolsCallScenarios(options.key, options.ips);
-  await checkScenarios(options.base, scenarios);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-bare-'));
   const captured = path.join(work, 'responses.ndjson');
   await capture(options.base, scenarios, captured);

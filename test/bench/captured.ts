@@ -12,7 +12,7 @@ export const BARE_SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)
  * The headers the server sent that the bare server must send too, so that both send the same bytes:
  * all of them but those node:http writes itself (Date, Connection, Keep-Alive, Content-Length).
  */
-export function sentHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
+function sentHeaders(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
   const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
   return Object.entries(headers).filter(
     (entry): entry is [string, string] => !own.has(entry[0]) && typeof entry[1] === 'string',
