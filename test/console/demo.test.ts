@@ -88,9 +88,12 @@ t.test('make demo prints a console sign-in link that works offline', async (t) =
   );
   t.match(mail, /To: demo@example.com/);
   t.match(mail, new RegExp(`${consoleUrl}/sign-in/link\\?token=[\\w-]{43}`), 'the outbox mail has the link');
-  t.match(
-    fs.readFileSync(path.join(dir, 'server.out'), 'utf8'),
-    /sign-in\/link\?token=[\w-]{43}/,
-    'the link is in the log',
-  );
+  // The server writes the mail, then logs it: the line may reach server.out a moment after the file.
+  const logged = /sign-in\/link\?token=[\w-]{43}/;
+  const serverOut = () => fs.readFileSync(path.join(dir, 'server.out'), 'utf8');
+  const logDeadline = Date.now() + 10_000;
+  while (!logged.test(serverOut()) && Date.now() < logDeadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.match(serverOut(), logged, 'the link is in the log');
 });
