@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
-import { benchToolsCall, toolsCallTable } from './bench-mcp.js';
+import { againstBare, benchToolsCall, MCP_TARGET, toolsCallTable } from './bench-mcp.js';
 import { BARE_SERVER, capturedLine } from './captured.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
@@ -110,7 +110,21 @@ function zipf<T>(items: T[], count: number, random: () => number): T[] {
   return out;
 }
 
-function scenarios(): Array<{ name: string; paths: string[] }> {
+/** Issue 18's per-core targets besides each scenario's ratio (scenarios()): peak RSS, and p99 (pBound()). */
+const RSS_TARGET_MB = 400;
+
+/** p99 bound in ms: 5 ms where bare node:http answers 60,000 req/s, scaled by its rate on a slower machine. */
+function p99Bound(bareRps: number): number {
+  return Math.max(1, 60_000 / bareRps) * 5;
+}
+
+/** A target's line: the figure, the bound and whether it holds. */
+function verdict(what: string, figure: string, bound: string, met: boolean): string {
+  return `- ${what}: ${figure} (target ${bound}): ${met ? 'met' : 'NOT met'}`;
+}
+
+/** The REST scenarios; `target`: issue 18's least ratio to bare node:http sending the same bytes. */
+function scenarios(): Array<{ name: string; paths: string[]; target: number }> {
   const current = fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim();
   const release = openRelease(path.join(releasesDir, current));
   try {
@@ -138,10 +152,10 @@ function scenarios(): Array<{ name: string; paths: string[] }> {
       random,
     );
     return [
-      { name: '/v1/ip uniform', paths: ips.map((ip) => `/v1/ip/${ip}`) },
-      { name: '/v1/ip Zipf', paths: zipf(ips, sampleSize, random).map((ip) => `/v1/ip/${ip}`) },
-      { name: '/v1/domain/{d}/history', paths: domains.map((d) => `/v1/domain/${d}/history`) },
-      { name: '/v1/asn/{asn}', paths: asns.map((a) => `/v1/asn/${a}`) },
+      { name: '/v1/ip uniform', paths: ips.map((ip) => `/v1/ip/${ip}`), target: 0.45 },
+      { name: '/v1/ip Zipf', paths: zipf(ips, sampleSize, random).map((ip) => `/v1/ip/${ip}`), target: 0.75 },
+      { name: '/v1/domain/{d}/history', paths: domains.map((d) => `/v1/domain/${d}/history`), target: 0.35 },
+      { name: '/v1/asn/{asn}', paths: asns.map((a) => `/v1/asn/${a}`), target: 0.45 },
     ];
   } finally {
     release.close();
@@ -318,12 +332,27 @@ async function main(): Promise<void> {
       );
     }
     console.log(`server peak RSS: ${rss.toFixed(0)} MB`);
-    // Issue 18: p99 under 5 ms where bare node:http answers 60,000 req/s, scaled on slower machines.
     const bareRps = summarize([...results.values()].flatMap((r) => r.bare.map((x) => x.rps))).median;
+    const bound = p99Bound(bareRps);
     console.log(
-      `p99 bound: 5 ms × 60,000 / ${bareRps.toFixed(0)} (bare node:http, median of all runs) = ${(Math.max(1, 60_000 / bareRps) * 5).toFixed(2)} ms`,
+      `p99 bound: 5 ms × 60,000 / ${bareRps.toFixed(0)} (bare node:http, median of all runs) = ${bound.toFixed(2)} ms`,
     );
-    if (values['rest-only'] || values.scenario !== undefined) return;
+    const targets: string[] = [];
+    for (const s of list) {
+      const r = results.get(s.name)!;
+      const ratio = summarize(r.server.map((x, i) => x.rps / r.bare[i]!.rps)).median;
+      const p99 = summarize(r.server.map((x) => x.p99ms)).median;
+      targets.push(verdict(`${s.name} ratio`, ratio.toFixed(2), `≥ ${s.target}`, ratio >= s.target));
+      targets.push(verdict(`${s.name} p99`, `${p99.toFixed(2)} ms`, `< ${bound.toFixed(2)} ms`, p99 < bound));
+    }
+    targets.push(
+      verdict('server peak RSS', `${rss.toFixed(0)} MB`, `< ${RSS_TARGET_MB} MB`, rss < RSS_TARGET_MB),
+    );
+    const printTargets = () => {
+      console.log('\nTargets (issue 18), medians of the runs:');
+      for (const line of targets) console.log(line);
+    };
+    if (values['rest-only'] || values.scenario !== undefined) return printTargets();
     // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
     const ips = uniform.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
     const mcp = await benchToolsCall({
@@ -337,6 +366,18 @@ async function main(): Promise<void> {
     });
     console.log(`\nMCP tools/call lookup_ip against REST on the same ${ips.length} IPs; medians (min–max)`);
     for (const line of toolsCallTable(mcp)) console.log(line);
+    for (const r of mcp.slice(1)) {
+      const kept = summarize(againstBare(r, mcp[0]!)).median;
+      targets.push(
+        verdict(
+          `${r.name}, ratio to REST each against its bare node:http`,
+          kept.toFixed(2),
+          `≥ ${MCP_TARGET}`,
+          kept >= MCP_TARGET,
+        ),
+      );
+    }
+    printTargets();
     if (!values['skip-metering']) await metering();
     if (!values['skip-workers']) await workers();
   } finally {
