@@ -5,9 +5,10 @@
  * cores for the load generator beside the workers, req/s cannot scale and the figure that says
  * whether workers cost anything is the CPU per request.
  */
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { settled, withCpuPerRequest, type ServerBenchOptions } from './processes.js';
-import { runWrk, summarize } from './wrk.js';
+import { runWrk, summarize, type WrkOptions } from './wrk.js';
 
 export interface WorkersBenchOptions extends ServerBenchOptions {
   server: string;
@@ -20,36 +21,39 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
     `| Workers | req/s | req/s against ${o.workers[0]} | CPU µs per request | p99 ms | socket errors |`,
     `|---|---|---|---|---|---|`,
   ];
+  // One server per worker count, all started first; then the runs alternate between them (run 1 of
+  // each, run 2 of each, …), so that a machine that slows down or speeds up during the section
+  // (these VMs do, within minutes) weighs on every worker count alike. An idle server costs no CPU.
   const perRequest = new Map<number, number>();
-  let firstRps = 0;
-  for (const workers of o.workers) {
-    const server = await o.startProcess(
-      [
-        o.server,
-        '--accounts-db',
-        o.accounts,
-        'serve',
-        '--workers',
-        String(workers),
-        '--port',
-        '0',
-        '--releases-dir',
-        o.releasesDir,
-        '--log-level',
-        'warn',
-      ],
-      undefined,
-      o.limits,
-    );
-    try {
-      const url = `http://127.0.0.1:${server.port}`;
+  const servers: Array<{ workers: number; child: ChildProcess; common: Omit<WrkOptions, 'seconds'> }> = [];
+  try {
+    for (const workers of o.workers) {
+      const server = await o.startProcess(
+        [
+          o.server,
+          '--accounts-db',
+          o.accounts,
+          'serve',
+          '--workers',
+          String(workers),
+          '--port',
+          '0',
+          '--releases-dir',
+          o.releasesDir,
+          '--log-level',
+          'warn',
+        ],
+        undefined,
+        o.limits,
+      );
       const common = {
-        url,
+        url: `http://127.0.0.1:${server.port}`,
         paths: o.paths,
         headers: { authorization: `Bearer ${o.key}` },
         connections: o.connections,
         threads: Math.max(1, Math.min(workers, cores - 1)),
       };
+      servers.push({ workers, child: server.child, common });
       // Each worker first loads the release's range tables into memory (seconds of CPU on the
       // full-scale release); then warm-up until two runs in a row agree within 15% (the JIT settles).
       await settled(server.child.pid!);
@@ -59,32 +63,40 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
         if (previous > 0 && Math.abs(r.rps - previous) / previous < 0.15) break;
         previous = r.rps;
       }
-      const rps: number[] = [];
-      const cpu: number[] = [];
-      const p99: number[] = [];
-      let errors = 0;
-      for (let run = 0; run < o.runs; run++) {
-        const { result: r, cpuUs } = await withCpuPerRequest(server.child.pid!, () =>
-          runWrk({ ...common, seconds: o.seconds }),
-        );
-        if (r.non2xx > 0) throw new Error(`${workers} workers: ${r.non2xx} non-2xx answers`);
-        errors += r.errors;
-        rps.push(r.rps);
-        cpu.push(cpuUs);
-        p99.push(r.p99ms);
-      }
-      const f = (s: { median: number; min: number; max: number }, d = 0) =>
-        `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
-      const c = summarize(cpu);
-      const r = summarize(rps);
-      perRequest.set(workers, c.median);
-      firstRps ||= r.median;
-      lines.push(
-        `| ${workers} | ${f(r)} | ${(r.median / firstRps).toFixed(2)}× | ${f(c, 1)} | ${f(summarize(p99), 2)} | ${errors} |`,
-      );
-    } finally {
-      await o.stop(server.child);
     }
+    const measured = servers.map(() => ({
+      rps: [] as number[],
+      cpu: [] as number[],
+      p99: [] as number[],
+      errors: 0,
+    }));
+    for (let run = 0; run < o.runs; run++) {
+      for (const [i, server] of servers.entries()) {
+        const { result: r, cpuUs } = await withCpuPerRequest(server.child.pid!, () =>
+          runWrk({ ...server.common, seconds: o.seconds }),
+        );
+        if (r.non2xx > 0) throw new Error(`${server.workers} workers: ${r.non2xx} non-2xx answers`);
+        const m = measured[i]!;
+        m.errors += r.errors;
+        m.rps.push(r.rps);
+        m.cpu.push(cpuUs);
+        m.p99.push(r.p99ms);
+      }
+    }
+    const f = (s: { median: number; min: number; max: number }, d = 0) =>
+      `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
+    const firstRps = summarize(measured[0]!.rps).median;
+    for (const [i, server] of servers.entries()) {
+      const m = measured[i]!;
+      const c = summarize(m.cpu);
+      const r = summarize(m.rps);
+      perRequest.set(server.workers, c.median);
+      lines.push(
+        `| ${server.workers} | ${f(r)} | ${(r.median / firstRps).toFixed(2)}× | ${f(c, 1)} | ${f(summarize(m.p99), 2)} | ${m.errors} |`,
+      );
+    }
+  } finally {
+    for (const server of servers) await o.stop(server.child);
   }
   const [first, last] = [o.workers[0]!, o.workers[o.workers.length - 1]!];
   const growth = perRequest.get(last)! / perRequest.get(first)! - 1;
