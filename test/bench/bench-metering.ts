@@ -18,7 +18,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { cpuSeconds, type ServerBenchOptions } from './processes.js';
+import { cpuSeconds, settled, type ServerBenchOptions } from './processes.js';
 import { runWrk, summarize, type WrkResult } from './wrk.js';
 
 export interface MeteringBenchOptions extends ServerBenchOptions {
@@ -145,6 +145,10 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
   const started: Array<{ child: ChildProcess; port: number }> = [];
   try {
     for (const v of variants) started.push(await options.startProcess(v.args, 0, v.env));
+    // Each server first loads the release's range tables (seconds of CPU on the full-scale release),
+    // all three on the same core: none is measured before all are idle (a first unmetered run once
+    // met the other two still loading, and its 50 connections timed out).
+    for (const s of started) await settled(s.child.pid!);
     const results = variants.map(() => [] as WrkResult[]);
     const cpuPerRequest = variants.map(() => [] as number[]);
     const cpuOf = (i: number) =>
