@@ -5,13 +5,13 @@
  * numbers; IPv6 ranges as four 32-bit words compared in order.
  */
 import type Database from 'better-sqlite3';
-import type { Ip } from '../ip.js';
+import { ipKey, type Ip } from '../ip.js';
 
 /**
  * Collects ranges in key order into typed arrays of the sizes counted beforehand: no JS object per
  * row (a release has ~600k segments), no array grown by doubling and copied to its length at the
- * end. With growing arrays and a chunk's rows read at once, loading the full-scale release raised
- * a server's peak RSS from 117 MB to 388 MB; with these, to 209 MB (CHANGELOG, 2026-11-26).
+ * end. With growing arrays and a chunk's rows read at once, a server's RSS was 388 MB once the
+ * full-scale release had loaded; with these, 209 MB (CHANGELOG, 2026-11-26).
  */
 export class RangeIndexBuilder {
   private readonly v4Starts: Uint32Array;
@@ -232,8 +232,9 @@ export interface FamilyCounts {
   v6: number;
 }
 
-const MAPPED_FIRST = Buffer.from('00000000000000000000ffff00000000', 'hex');
-const MAPPED_LAST = Buffer.from('00000000000000000000ffffffffffff', 'hex');
+/** The keys of 0.0.0.0 and 255.255.255.255: every IPv4-mapped key lies between them (isMapped). */
+const MAPPED_FIRST = ipKey(4, 0n);
+const MAPPED_LAST = ipKey(4, 0xffffffffn);
 
 /** The family counts of a table keyed by `first` (the sizes of its RangeIndexBuilder). */
 function familyCounts(db: Database.Database, table: string): FamilyCounts {

@@ -20,7 +20,7 @@ import { againstBare, benchToolsCall, MCP_TARGET, toolsCallTable } from './bench
 import { BARE_SERVER, capturedLine } from './captured.js';
 import { benchMetering } from './bench-metering.js';
 import { benchWorkers } from './bench-workers.js';
-import { runWrk, summarize, type WrkResult } from './wrk.js';
+import { runWrk, spread, summarize, type WrkResult } from './wrk.js';
 import { peakRssMb, settled, startNode, stop, withCpuPerRequest } from './processes.js';
 
 /** Seconds of unmeasured load per scenario before the first run. */
@@ -110,7 +110,7 @@ function zipf<T>(items: T[], count: number, random: () => number): T[] {
   return out;
 }
 
-/** Issue 18's per-core targets besides each scenario's ratio (scenarios()): peak RSS, and p99 (pBound()). */
+/** Issue 18's per-core targets besides each scenario's ratio (scenarios()): peak RSS, and p99 (p99Bound()). */
 const RSS_TARGET_MB = 400;
 
 /** p99 bound in ms: 5 ms where bare node:http answers 60,000 req/s, scaled by its rate on a slower machine. */
@@ -323,12 +323,10 @@ async function main(): Promise<void> {
       const p50 = summarize(r.server.map((x) => x.p50ms));
       const p99 = summarize(r.server.map((x) => x.p99ms));
       const bareP99 = summarize(r.bare.map((x) => x.p99ms));
-      const f = (s: { median: number; min: number; max: number }, d = 0) =>
-        `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
       const cpu = summarize(r.cpuUs);
       const bareCpu = summarize(r.bareCpuUs);
       console.log(
-        `| ${name} | ${f(srv)} | ${f(lim)} | ${f(ratio, 2)} | ${f(p50, 2)} | ${f(p99, 2)} / ${f(bareP99, 2)} | ${f(cpu, 1)} / ${f(bareCpu, 1)} |`,
+        `| ${name} | ${spread(srv)} | ${spread(lim)} | ${spread(ratio, 2)} | ${spread(p50, 2)} | ${spread(p99, 2)} / ${spread(bareP99, 2)} | ${spread(cpu, 1)} / ${spread(bareCpu, 1)} |`,
       );
     }
     console.log(`server peak RSS: ${rss.toFixed(0)} MB`);

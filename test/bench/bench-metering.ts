@@ -19,7 +19,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { cpuSeconds, settled, type ServerBenchOptions } from './processes.js';
-import { runWrk, summarize, type WrkResult } from './wrk.js';
+import { runWrk, spread, summarize, type WrkResult } from './wrk.js';
 
 export interface MeteringBenchOptions extends ServerBenchOptions {
   root: string;
@@ -181,8 +181,6 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
         );
       }
     }
-    const f = (s: { median: number; min: number; max: number }, d = 0) =>
-      `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
     const lines = [
       `/v1/ip uniform with and without metering, ${options.runs} runs of ${options.seconds} s, ${options.connections} connections; medians (min–max)`,
       '| Server | req/s | Ratio to unmetered | CPU µs per request | Metering cost (CPU) | p50 ms | p99 ms | socket errors |',
@@ -196,7 +194,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       const p50 = summarize(results[i]!.map((x) => x.p50ms));
       const p99 = summarize(results[i]!.map((x) => x.p99ms));
       lines.push(
-        `| ${v.name} | ${f(rps)} | ${f(ratio, 2)} | ${f(cpu, 1)} | ${i === 0 ? '–' : `${f(cost, 1)} %`} | ${f(p50, 2)} | ${f(p99, 2)} | ${results[i]!.reduce((n, x) => n + x.errors, 0)} |`,
+        `| ${v.name} | ${spread(rps)} | ${spread(ratio, 2)} | ${spread(cpu, 1)} | ${i === 0 ? '–' : `${spread(cost, 1)} %`} | ${spread(p50, 2)} | ${spread(p99, 2)} | ${results[i]!.reduce((n, x) => n + x.errors, 0)} |`,
       );
     }
     lines.push(

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { settled, withCpuPerRequest, type ServerBenchOptions } from './processes.js';
-import { runWrk, summarize, type WrkOptions } from './wrk.js';
+import { runWrk, spread, summarize, type WrkOptions } from './wrk.js';
 
 export interface WorkersBenchOptions extends ServerBenchOptions {
   server: string;
@@ -83,8 +83,6 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
         m.p99.push(r.p99ms);
       }
     }
-    const f = (s: { median: number; min: number; max: number }, d = 0) =>
-      `${s.median.toFixed(d)} (${s.min.toFixed(d)}–${s.max.toFixed(d)})`;
     const firstRps = summarize(measured[0]!.rps).median;
     for (const [i, server] of servers.entries()) {
       const m = measured[i]!;
@@ -92,7 +90,7 @@ export async function benchWorkers(o: WorkersBenchOptions): Promise<string[]> {
       const r = summarize(m.rps);
       perRequest.set(server.workers, c.median);
       lines.push(
-        `| ${server.workers} | ${f(r)} | ${(r.median / firstRps).toFixed(2)}× | ${f(c, 1)} | ${f(summarize(m.p99), 2)} | ${m.errors} |`,
+        `| ${server.workers} | ${spread(r)} | ${(r.median / firstRps).toFixed(2)}× | ${spread(c, 1)} | ${spread(summarize(m.p99), 2)} | ${m.errors} |`,
       );
     }
   } finally {

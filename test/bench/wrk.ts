@@ -124,6 +124,11 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
 }
 
 /** Median and spread of repeated measurements. */
+/** `median (min–max)` of summarize()'s result, with `digits` decimals: the cell of every bench table. */
+export function spread(s: { median: number; min: number; max: number }, digits = 0): string {
+  return `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+}
+
 export function summarize(xs: number[]): { median: number; min: number; max: number } {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
