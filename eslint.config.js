@@ -17,7 +17,7 @@ export default tseslint.config(
   },
   {
     // The console's one browser script.
-    files: ['server/console/assets/*.js'],
+    files: ['console/assets/*.js'],
     languageOptions: { globals: { document: 'readonly', Element: 'readonly', navigator: 'readonly' } },
   },
 );

@@ -7,9 +7,9 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError } from '../shared/errors.js';
-import type { AccountsStore, KeyPrincipal } from './accounts/index.js';
+import type { AccountsStore, KeyPrincipal } from '../accounts/index.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
-import { KEY_IN_URL_MESSAGE, hasKeyInQuery, urlCarriesKey } from './redact.js';
+import { KEY_IN_URL_MESSAGE, hasKeyInQuery, urlCarriesKey } from './http/redact.js';
 import { MCP_PATH } from './mcp/path.js';
 
 /** What the server needs of the accounts store. */

@@ -1,23 +1,23 @@
-/** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from server/accounts). */
+/** `npx server …`: serve the API (`serve`) and manage API keys (`keys …`, from accounts). */
 import cluster from 'node:cluster';
 import { Command, InvalidArgumentError } from 'commander';
 import type { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadSettings, type SettingName, type Settings } from '../shared/config.js';
-import { registerAccountCommands } from './accounts/index.js';
+import { registerAccountCommands } from '../accounts/index.js';
 import { trustProxyOption } from './limits/client-address.js';
-import { createServerServices, type ServerServices, type SharedByPrimary } from './limits/services.js';
+import { createServerServices, type ServerServices, type SharedByPrimary } from './limits/from-settings.js';
 import { buildApp } from './app.js';
-import { consoleOrigin } from './browser-origin.js';
-import { ReleaseStore } from './release-store.js';
+import { consoleOrigin } from './http/origin.js';
+import { ReleaseStore } from './releases/store.js';
 import { runPrimary, workerCount } from './cluster/supervisor.js';
 import { runWorker } from './cluster/worker.js';
 import { applyServerV8Flags } from './v8-flags.js';
-import { createServerLogger } from './log.js';
+import { createServerLogger } from './observability/log.js';
 import type { Envelope } from './call/envelope.js';
-import { registerInviteCommand } from './console/cli-invite.js';
-import { startConsole, type RunningConsole } from './console/serve.js';
-import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './metrics.js';
+import { registerInviteCommand } from '../console/cli-invite.js';
+import { startConsole, type RunningConsole } from '../console/serve.js';
+import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './observability/metrics.js';
 
 interface ServeOptions {
   port?: number;

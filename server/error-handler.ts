@@ -8,8 +8,8 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/errors.js';
-import { QueryValidationError } from './query-params.js';
-import { REQUEST_ID_HEADER } from './request-id.js';
+import { QueryValidationError } from './call/query-params.js';
+import { REQUEST_ID_HEADER } from './http/request-id.js';
 import { sendJson } from './send-json.js';
 
 export function errorHandler(

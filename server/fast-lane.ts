@@ -18,21 +18,21 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { FastifyBaseLogger } from 'fastify';
 import { OPERATIONS, type Operation } from '../shared/operations.js';
 import type { Release } from '../shared/queries/index.js';
-import type { KeyPrincipal } from './accounts/index.js';
+import type { KeyPrincipal } from '../accounts/index.js';
 import { bearerToken, type AccountsPort } from './auth.js';
 import { isPending, type CallOutcome, type Envelope } from './call/envelope.js';
 import { jsonByteLength } from './encoding/json.js';
-import { createTurnWrites } from './turn-writes.js';
+import { createTurnWrites } from './http/turn-writes.js';
 import { chunksByteLength, type BodyChunks } from './encoding/chunks.js';
-import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
-import { requestLine } from './request-log.js';
-import { urlCarriesKey } from './redact.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js';
+import { requestLine } from './http/request-log.js';
+import { urlCarriesKey } from './http/redact.js';
 import { JSON_CONTENT_TYPE } from './send-json.js';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import { ApiError } from '../shared/errors.js';
 import type { McpEndpoint, McpRequest, McpResponse } from './mcp/handler.js';
 import { MCP_PATH } from './mcp/plugin.js';
-import type { RequestMetrics } from './metrics.js';
+import type { RequestMetrics } from './observability/metrics.js';
 import { SETTLED } from './metering.js';
 
 interface FastRoute {

@@ -6,7 +6,7 @@
  * bogon lookup_ip) releases it, so nothing refused is counted and nothing served goes uncounted.
  * Both return the X-RateLimit-* / X-Quota-* / X-Project-Quota-* headers to send.
  */
-import type { KeyPrincipal } from './accounts/index.js';
+import type { KeyPrincipal } from '../accounts/index.js';
 
 /** A unit kept or given back: the response's final limit headers, and when the counters have it. */
 export interface Settled {

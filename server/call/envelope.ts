@@ -20,7 +20,7 @@
  * call() returns the outcome at once when the meter can grant without waiting (the fast lane's
  * synchronous path), otherwise a promise of it.
  */
-import type { KeyPrincipal } from '../accounts/index.js';
+import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError } from '../../shared/errors.js';
 import {
   ArgumentError,
@@ -31,10 +31,10 @@ import {
   type RunContext,
 } from '../../shared/operations.js';
 import type { Release } from '../../shared/queries/index.js';
-import { answerOf, type Answer } from '../encoding/answers.js';
+import { answerOf, type Answer } from './answer-cache.js';
 import { SETTLED, type Meter, type Reservation } from '../metering.js';
-import { pageLimit } from '../page-size.js';
-import { QueryValidationError, parseQuery, type ValidationIssue } from '../query-params.js';
+import { pageLimit } from './page-size.js';
+import { QueryValidationError, parseQuery, type ValidationIssue } from './query-params.js';
 
 /** The key check's outcome, found by the transport. */
 export type Caller =

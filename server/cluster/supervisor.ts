@@ -7,13 +7,13 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
-import { createServerLogger } from '../log.js';
-import { startClusterMetricsServer, type MetricsListener } from '../metrics.js';
+import { createServerLogger } from '../observability/log.js';
+import { startClusterMetricsServer, type MetricsListener } from '../observability/metrics.js';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Settings } from '../../shared/config.js';
-import { openConfiguredAccountsStore } from '../accounts/open.js';
+import { openConfiguredAccountsStore } from '../../accounts/open.js';
 import type { MemoryCounters } from '../limits/memory-counters.js';
-import { embeddedCounters, throttledLog } from '../limits/services.js';
+import { embeddedCounters, throttledLog } from '../limits/from-settings.js';
 import { CounterHost } from './counter-host.js';
 import { LEASE_UNITS } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';

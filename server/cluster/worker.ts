@@ -8,7 +8,7 @@
 import type { Settings } from '../../shared/config.js';
 import type { RunningServer, WorkerRole } from '../cli.js';
 import { refusedKeyThrottle } from '../limits/refused-keys.js';
-import { answerClusterScrapes } from '../metrics.js';
+import { answerClusterScrapes } from '../observability/metrics.js';
 import { holdRequests } from './hold.js';
 import { IpcCounters, type IpcChannel } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';

@@ -13,7 +13,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
   createMcpHandler,
 } from '@modelcontextprotocol/server';
-import type { Answer } from './answers.js';
+import type { Answer } from '../call/answer-cache.js';
 import { escapedJsonHead, responseParts, type ReleaseBlocksJson } from './json.js';
 import { chunksBuffer, type BodyChunks } from './chunks.js';
 import { countText } from './count-text.js';

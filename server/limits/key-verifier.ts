@@ -5,7 +5,7 @@
  * answer turns into 503 service_unavailable with Retry-After (never a 500).
  */
 import { ApiError } from '../../shared/errors.js';
-import type { AccountsStore, KeyPrincipal } from '../accounts/index.js';
+import type { AccountsStore, KeyPrincipal } from '../../accounts/index.js';
 import type { AccountsPort } from '../auth.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from './meter.js';
 

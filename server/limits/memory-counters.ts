@@ -4,7 +4,7 @@
  * increments without yielding to the event loop; only a counter not yet in memory is loaded (once)
  * from the durable usage first.
  */
-import type { UsageScope } from '../accounts/index.js';
+import type { UsageScope } from '../../accounts/index.js';
 import {
   MINUTE_MS,
   monthOf,

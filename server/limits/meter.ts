@@ -5,7 +5,7 @@
  * back. Both settle once and return the headers of the state after it.
  */
 import { ApiError } from '../../shared/errors.js';
-import type { KeyPrincipal, Plan } from '../accounts/index.js';
+import type { KeyPrincipal, Plan } from '../../accounts/index.js';
 import { SETTLED, type Meter, type Reservation, type Settled } from '../metering.js';
 import type { Counters, TakeResult, Ticket } from './counters.js';
 import type { PlanBook } from './plans.js';

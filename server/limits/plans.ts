@@ -5,7 +5,7 @@
  * replica within that time without a store round trip per request. A workspace whose plan is not
  * in the table gets the Free plan's limits (and a log line), never unlimited access.
  */
-import { DEFAULT_PLAN, type AccountsStore, type Plan } from '../accounts/index.js';
+import { DEFAULT_PLAN, type AccountsStore, type Plan } from '../../accounts/index.js';
 
 export interface FreePlanSettings {
   FREE_REQUESTS_PER_MINUTE: number;

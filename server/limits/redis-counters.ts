@@ -15,7 +15,7 @@
  * counters (if Redis lost them, the next take seeds from the durable usage instead).
  */
 import type { Redis } from 'ioredis';
-import type { AccountsStore, UsageScope } from '../accounts/index.js';
+import type { AccountsStore, UsageScope } from '../../accounts/index.js';
 import {
   MINUTE_MS,
   monthOf,

@@ -26,13 +26,13 @@ import { operationById, type Operation } from '../../shared/operations.js';
 import type { AccountsPort } from '../auth.js';
 import { bearerToken } from '../auth.js';
 import { isPending, type CallOutcome, type Outcome } from '../call/envelope.js';
-import type { KeyPrincipal } from '../accounts/index.js';
+import type { KeyPrincipal } from '../../accounts/index.js';
 import { SERVER_INFO, checkAgainstSdk, toolResultChunks } from '../encoding/mcp-result.js';
 import type { BodyChunks } from '../encoding/chunks.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED } from '../metering.js';
-import { KEY_IN_URL_MESSAGE } from '../redact.js';
-import { responseBytes, sdkRequest } from './web.js';
+import { KEY_IN_URL_MESSAGE } from '../http/redact.js';
+import { responseBytes, sdkRequest } from './sdk-request.js';
 import { authInfoFor, registerTools, type CallContext, type ToolDeps } from './tools.js';
 
 export { SERVER_INFO };

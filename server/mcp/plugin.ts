@@ -8,10 +8,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../../shared/errors.js';
 import type { AccountsPort } from '../auth.js';
 import type { Envelope } from '../call/envelope.js';
-import { MCP_ALLOWED_HEADERS, answerPreflight, browserOriginHook } from '../browser-origin.js';
+import { MCP_ALLOWED_HEADERS, answerPreflight, browserOriginHook } from '../http/origin.js';
 import { errorHandler, methodNotAllowed } from '../error-handler.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
-import { hasKeyInQuery, urlCarriesKey } from '../redact.js';
+import { hasKeyInQuery, urlCarriesKey } from '../http/redact.js';
 import { sendJson } from '../send-json.js';
 import { chunksBuffer } from '../encoding/chunks.js';
 import { createMcpEndpoint, type McpEndpoint } from './handler.js';

@@ -13,7 +13,7 @@ import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelco
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { TOOLS, argumentSchema, operationById, type Operation } from '../../shared/operations.js';
-import type { KeyPrincipal } from '../accounts/index.js';
+import type { KeyPrincipal } from '../../accounts/index.js';
 import { isPending, type CallOutcome, type Envelope } from '../call/envelope.js';
 import { jsonText } from '../encoding/json.js';
 

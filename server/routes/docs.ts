@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import type { FastifyRequest } from 'fastify';
-import { llmsGuidePath, renderGuide } from '../guide.js';
-import { buildOpenApiDocument } from '../openapi.js';
+import { llmsGuidePath, renderGuide } from '../api-docs/guide.js';
+import { buildOpenApiDocument } from '../api-docs/openapi.js';
 import { JSON_CONTENT_TYPE } from '../send-json.js';
 import { getRoute, type RouteContext } from './route.js';
 

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AccountsPort } from '../auth.js';
-import type { ReleaseSource } from '../release-store.js';
-import { answerPreflight } from '../browser-origin.js';
+import type { ReleaseSource } from '../releases/store.js';
+import { answerPreflight } from '../http/origin.js';
 import { methodNotAllowed } from '../error-handler.js';
 
 export interface RouteContext {

@@ -13,7 +13,7 @@
  */
 import t from 'tap';
 import { FormClient, startConsoleServer, type ConsoleServer } from '../helpers/console.js';
-import { randomToken, sha256 } from '../../server/console/security.js';
+import { randomToken, sha256 } from '../../console/security.js';
 
 t.setTimeout(600_000);
 

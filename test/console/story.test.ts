@@ -15,7 +15,7 @@ import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { ROOT } from '../helpers/demo-release.js';
 import { linkIn, startBrowser, startConsoleServer } from '../helpers/console.js';
-import { sha256 } from '../../server/console/security.js';
+import { sha256 } from '../../console/security.js';
 
 /**
  * Where the screenshots go: var/screenshots/ on every run, docs/screenshots/ (the README's) with

@@ -2,7 +2,7 @@
  * Test keys for the server tests: `createTestKey(file or store, options)` finds or creates the
  * workspace and project by name and creates a key in them, returning the plaintext key.
  */
-import { openAccountsStore, type AccountsStore, type KeyRecord } from '../../server/accounts/index.js';
+import { openAccountsStore, type AccountsStore, type KeyRecord } from '../../accounts/index.js';
 
 export interface TestKeyOptions {
   /** Workspace name (default "test"); created when missing. */

@@ -12,7 +12,7 @@ import { SMTPServer } from 'smtp-server';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { serve } from '../../server/cli.js';
 import { loadSettings } from '../../shared/config.js';
-import type { AccountsStore } from '../../server/accounts/index.js';
+import type { AccountsStore } from '../../accounts/index.js';
 import { copyDemoRelease } from './demo-release.js';
 
 export interface CaughtMail {

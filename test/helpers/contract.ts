@@ -11,7 +11,7 @@
  * Ajv 8 (draft 2020-12) is the one @seriousme/openapi-schema-validator (a devDependency) brings.
  */
 import { createRequire } from 'node:module';
-import { buildOpenApiDocument } from '../../server/openapi.js';
+import { buildOpenApiDocument } from '../../server/api-docs/openapi.js';
 
 type Json = Record<string, unknown>;
 interface Validate {

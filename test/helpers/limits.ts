@@ -17,9 +17,9 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { loadSettings, type SettingName, type Settings } from '../../shared/config.js';
 import { serve } from '../../server/cli.js';
-import type { ServerServices } from '../../server/limits/services.js';
+import type { ServerServices } from '../../server/limits/from-settings.js';
 import { copyDemoRelease, ROOT } from './demo-release.js';
-import { openAccountsStore } from '../../server/accounts/index.js';
+import { openAccountsStore } from '../../accounts/index.js';
 import { createTestKey } from './accounts.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';

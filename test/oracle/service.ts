@@ -9,8 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { buildApp } from '../../server/app.js';
-import { openAccountsStore } from '../../server/accounts/index.js';
-import { ReleaseStore } from '../../server/release-store.js';
+import { openAccountsStore } from '../../accounts/index.js';
+import { ReleaseStore } from '../../server/releases/store.js';
 import { createTestKey } from '../helpers/accounts.js';
 import type { ImportWindow } from './harness.js';
 

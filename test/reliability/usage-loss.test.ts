@@ -10,7 +10,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openAccountsStore } from '../../server/accounts/index.js';
+import { openAccountsStore } from '../../accounts/index.js';
 import { monthOf } from '../../server/limits/counters.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';

@@ -8,7 +8,7 @@ import t from 'tap';
 import net from 'node:net';
 import { Client } from 'undici';
 import { buildApp } from '../../server/app.js';
-import { IDLE_CLOSE_AFTER_MS } from '../../server/closing.js';
+import { IDLE_CLOSE_AFTER_MS } from '../../server/http/closing.js';
 
 t.test('requests during close', async (t) => {
   const app = buildApp({

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { copyDemoRelease } from '../helpers/demo-release.js';
 import { domainHistory, lookupAsn, lookupIp, openRelease } from '../../shared/queries/index.js';
 import { operationById } from '../../shared/operations.js';
-import { answerOf } from '../../server/encoding/answers.js';
+import { answerOf } from '../../server/call/answer-cache.js';
 import {
   escapedJsonHead,
   jsonByteLength,

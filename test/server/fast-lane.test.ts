@@ -25,7 +25,7 @@ import { copyDemoRelease } from '../helpers/demo-release.js';
 import { modernToolCall } from '../helpers/mcp-calls.js';
 import { createFastLane, matchFastRoute } from '../../server/fast-lane.js';
 import { createEnvelope } from '../../server/call/envelope.js';
-import { openAccountsStore } from '../../server/accounts/sqlite-store.js';
+import { openAccountsStore } from '../../accounts/sqlite-store.js';
 import { cachedKeyVerifier } from '../../server/limits/key-verifier.js';
 import { CountingMeter } from '../../server/limits/meter.js';
 import { MemoryCounters } from '../../server/limits/memory-counters.js';

@@ -7,9 +7,9 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { request } from 'undici';
-import { generateKey } from '../../server/accounts/api-key.js';
-import { createServerLogger } from '../../server/log.js';
-import { redactUrl, urlCarriesKey } from '../../server/redact.js';
+import { generateKey } from '../../accounts/api-key.js';
+import { createServerLogger } from '../../server/observability/log.js';
+import { redactUrl, urlCarriesKey } from '../../server/http/redact.js';
 import { startTestServer } from '../helpers/test-server.js';
 
 const KEY_IN_URL = /^API keys are not accepted in the URL/;

@@ -13,7 +13,7 @@ import {
   IpLookup,
   Ping,
 } from '../../shared/api-schemas.js';
-import { pageLimit } from '../../server/page-size.js';
+import { pageLimit } from '../../server/call/page-size.js';
 import { startTestServer } from '../helpers/test-server.js';
 
 const CASES: Array<[string, z.ZodType]> = [

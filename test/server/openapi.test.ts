@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { buildOpenApiDocument } from '../../server/openapi.js';
+import { buildOpenApiDocument } from '../../server/api-docs/openapi.js';
 import { startTestServer } from '../helpers/test-server.js';
 
 const REDOCLY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/redocly');

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { buildProgram } from '../../builder/cli.js';
 import { OPERATIONS, TOOLS, routePath } from '../../shared/operations.js';
-import { buildOpenApiDocument } from '../../server/openapi.js';
+import { buildOpenApiDocument } from '../../server/api-docs/openapi.js';
 import { startTestServer } from '../helpers/test-server.js';
 
 /**

@@ -2,7 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ReleaseStore } from '../../server/release-store.js';
+import { ReleaseStore } from '../../server/releases/store.js';
 import { openRelease } from '../../shared/queries/index.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
 import { copyReleaseAs, pointCurrentAt } from '../helpers/release-files.js';

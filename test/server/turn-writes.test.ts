@@ -4,7 +4,7 @@
  * them all at once.
  */
 import t from 'tap';
-import { createTurnWrites } from '../../server/turn-writes.js';
+import { createTurnWrites } from '../../server/http/turn-writes.js';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

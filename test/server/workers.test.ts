@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import path from 'node:path';
 import { Agent, Client, request } from 'undici';
-import { openAccountsStore } from '../../server/accounts/index.js';
+import { openAccountsStore } from '../../accounts/index.js';
 import { monthOf } from '../../server/limits/counters.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';

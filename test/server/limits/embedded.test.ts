@@ -5,7 +5,7 @@
  */
 import t, { type Test } from 'tap';
 import path from 'node:path';
-import { openAccountsStore, usageMonth } from '../../../server/accounts/index.js';
+import { openAccountsStore, usageMonth } from '../../../accounts/index.js';
 import { createTestKey } from '../../helpers/accounts.js';
 import { startMeteredServer } from '../../helpers/limits.js';
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { openAccountsStore } from '../../../server/accounts/index.js';
+import { openAccountsStore } from '../../../accounts/index.js';
 import { CounterHost } from '../../../server/cluster/counter-host.js';
 import { IpcCounters, LEASE_UNITS, type IpcChannel } from '../../../server/cluster/ipc-counters.js';
 import type { CounterBatch } from '../../../server/cluster/messages.js';

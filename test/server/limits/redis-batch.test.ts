@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { openAccountsStore } from '../../../server/accounts/sqlite-store.js';
+import { openAccountsStore } from '../../../accounts/sqlite-store.js';
 import { UsageLedger } from '../../../server/limits/usage-ledger.js';
 import { RedisCounters } from '../../../server/limits/redis-counters.js';
 import { monthOf, type TakeRequest } from '../../../server/limits/counters.js';

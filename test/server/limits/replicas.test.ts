@@ -10,7 +10,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { Agent } from 'undici';
-import { openPgAccountsStore } from '../../../server/accounts/pg-store.js';
+import { openPgAccountsStore } from '../../../accounts/pg-store.js';
 import { copyDemoRelease } from '../../helpers/demo-release.js';
 import {
   TEST_DATABASE_URL,

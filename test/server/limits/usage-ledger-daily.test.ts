@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { openAccountsStore } from '../../../server/accounts/index.js';
+import { openAccountsStore } from '../../../accounts/index.js';
 import { UsageLedger } from '../../../server/limits/usage-ledger.js';
 
 t.test('daily counts per key are written with the flush, and kept when a write fails', async (t) => {

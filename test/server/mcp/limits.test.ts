@@ -8,8 +8,8 @@ import t from 'tap';
 import { request } from 'undici';
 import { loadSettings } from '../../../shared/config.js';
 import { buildApp } from '../../../server/app.js';
-import { createServerServices } from '../../../server/limits/services.js';
-import { ReleaseStore } from '../../../server/release-store.js';
+import { createServerServices } from '../../../server/limits/from-settings.js';
+import { ReleaseStore } from '../../../server/releases/store.js';
 import { createTestKey } from '../../helpers/accounts.js';
 import { copyDemoRelease } from '../../helpers/demo-release.js';
 

@@ -1,0 +1,79 @@
+/**
+ * The playground's key and runs (SPEC.md Authentication 12). The console creates a key labelled
+ * `Playground` in the project on the first run; it counts toward the workspace's 25 active keys,
+ * expires after 90 days and, once expired (or revoked), is replaced on the next run. Its plaintext
+ * is dropped at creation and never reaches the browser: a run acts as the key's principal (what
+ * the key check would return for it) and goes through the API's call envelope, so it is metered,
+ * counted and answered exactly like a request with the key.
+ */
+import {
+  effectivePlan,
+  keyStatus,
+  type AccountsStore,
+  type KeyPrincipal,
+  type KeyRecord,
+  type Project,
+  type Workspace,
+} from '../accounts/index.js';
+import { isPending, type CallOutcome, type Envelope } from '../server/call/envelope.js';
+import { jsonText } from '../server/encoding/json.js';
+import type { Operation } from '../shared/operations.js';
+
+export const PLAYGROUND_LABEL = 'Playground';
+export const PLAYGROUND_KEY_DAYS = 90;
+
+/** The project's active Playground key, created when there is none. */
+export async function playgroundKey(
+  store: AccountsStore,
+  project: Project,
+  now = new Date(),
+): Promise<KeyRecord> {
+  const keys = await store.listKeys({ projectId: project.id });
+  const active = keys.find((k) => k.label === PLAYGROUND_LABEL && keyStatus(k, now) === 'active');
+  if (active) return active;
+  const created = await store.createKey(
+    {
+      projectId: project.id,
+      label: PLAYGROUND_LABEL,
+      expiresAt: new Date(now.getTime() + PLAYGROUND_KEY_DAYS * 86_400_000),
+    },
+    now,
+  );
+  return created.record;
+}
+
+export interface PlaygroundResult {
+  status: number;
+  /** The limit headers (and Retry-After) the API would send. */
+  headers: [string, string][];
+  /** The body, pretty-printed. */
+  json: string;
+}
+
+/** Runs one operation as the Playground key, through the call envelope. */
+export async function runPlayground(
+  envelope: Envelope,
+  op: Operation,
+  key: KeyRecord,
+  workspace: Workspace,
+  project: Project,
+  args: { path: string | undefined; query: Record<string, string> },
+): Promise<PlaygroundResult> {
+  const principal: KeyPrincipal = {
+    keyId: key.id,
+    projectId: project.id,
+    workspaceId: workspace.id,
+    plan: effectivePlan(workspace),
+    projectMonthlyCap: project.monthlyCap,
+  };
+  const pending = envelope.call(op, { principal }, { from: 'rest', path: args.path, query: args.query });
+  const outcome = (isPending(pending) ? await pending : pending) as CallOutcome;
+  await outcome.settled;
+  const text =
+    outcome.answer !== null ? jsonText(outcome.answer.json) : JSON.stringify(outcome.refusal!.body);
+  return {
+    status: outcome.status,
+    headers: Object.entries(outcome.headers).sort(([a], [b]) => a.localeCompare(b)),
+    json: JSON.stringify(JSON.parse(text), null, 2),
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Starts the web console next to the API when CONSOLE_URL is set: its own Fastify app on
+ * CONSOLE_PORT (HOST), mail through SMTP_URL or to CONSOLE_OUTBOX. A CONSOLE_URL whose port is 0
+ * takes the port the console got (tests and local runs on any free port).
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Settings } from '../shared/config.js';
+import type { AccountsStore } from '../accounts/index.js';
+import type { Envelope } from '../server/call/envelope.js';
+import { PlanBook, freePlan } from '../server/limits/plans.js';
+import { buildConsole } from './app.js';
+import { createMailer, type Mailer } from './mailer.js';
+
+export interface RunningConsole {
+  /** The console's origin as links and the Origin check use it. */
+  url: string;
+  app: FastifyInstance;
+  mailer: Mailer;
+  close(): Promise<void>;
+}
+
+export async function startConsole(
+  settings: Settings,
+  store: AccountsStore,
+  envelope: Envelope,
+  logger: FastifyBaseLogger,
+  trustProxy: false | string[],
+): Promise<RunningConsole> {
+  const configured = new URL(settings.CONSOLE_URL);
+  const log = logger.child({ component: 'console' });
+  const mailer = createMailer({
+    smtpUrl: settings.SMTP_URL,
+    from: settings.MAIL_FROM,
+    outbox: settings.CONSOLE_OUTBOX,
+    // warn: without SMTP_URL no mail leaves the machine, and the link must reach the log at any level but error.
+    log: (message, fields) => log.warn(fields ?? {}, message),
+  });
+  const plans = new PlanBook(freePlan(settings), store, 5_000);
+  const options = {
+    store,
+    origin: configured.origin,
+    mailer,
+    envelope,
+    planLimits: (name: string) => plans.limitsFor(name),
+    logger: log,
+    trustProxy,
+  };
+  const app = buildConsole(options);
+  try {
+    await app.listen({ port: settings.CONSOLE_PORT, host: settings.HOST });
+  } catch (error) {
+    mailer.close();
+    throw new Error(
+      `cannot listen for the console on ${settings.HOST}:${settings.CONSOLE_PORT}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (configured.port === '0') {
+    const address = app.server.address();
+    configured.port = String(typeof address === 'object' && address ? address.port : 0);
+    options.origin = configured.origin;
+  }
+  return {
+    url: options.origin,
+    app,
+    mailer,
+    close: async () => {
+      await app.close();
+      mailer.close();
+    },
+  };
+}
