@@ -274,7 +274,7 @@ export function buildProgram(): Command {
     .description('Write a release in a format other tools read.')
     .command('mmdb')
     .description(
-      'A MaxMind DB file: per network the routing AS, provider, prefix, is_datacenter/is_cdn and usage lists (README "Bulk, export and diffs").',
+      'A MaxMind DB file: per network the routing AS, provider, prefix, is_datacenter/is_cdn and usage lists (docs/bulk-and-export.md).',
     )
     .requiredOption('--out <file>', 'the .mmdb file to write (replaced atomically)')
     .option('--release <id>', 'release id or file name (default: the CURRENT release)')

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what `make bench-build` and `make bench-api` need on another x86-64 Linux machine that has
-# neither npm nor a network (how the 16-core figures of the README were taken): the node binary,
+# neither npm nor a network (how the 16-core figures of docs/performance.md were taken): the node binary,
 # the production node_modules (better-sqlite3 built here), ../shared/data and wrk, into
 # var/bench-bundle/ (git-ignored; about 45 MB). Copy the checkout with dist/ and var/bench-bundle/
 # there, then run from its root:

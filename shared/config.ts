@@ -1,7 +1,7 @@
 /**
  * Every setting in one table: name (environment variable), zod type with default, description.
- * CLI flags override the environment; the README's settings table is generated from this and a
- * test keeps them in sync.
+ * CLI flags override the environment; the settings table of docs/settings.md is generated from this
+ * and a test keeps them in sync.
  */
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-/** The README's settings table, generated from shared/config.ts (a test checks the README carries it). */
+/** The settings table of docs/settings.md, generated from shared/config.ts (a test checks the file carries it). */
 import { SETTINGS } from './config.js';
 
 export function settingsTable(): string {

@@ -3,8 +3,8 @@
  * the release's range tables (asn_segment, the route prefixes of each mapped row, provider_segment)
  * and of the bogon blocks, so each piece has one GET /v1/ip answer network part (shared/queries
  * ipNetwork); adjacent pieces with the same record are joined and written as the fewest CIDR blocks.
- * Bogons and pieces with nothing known get no record. Layout of a record: README "Bulk, export and
- * diffs" and mmdbRecord below.
+ * Bogons and pieces with nothing known get no record. Layout of a record: docs/bulk-and-export.md
+ * ("MMDB export") and mmdbRecord below.
  */
 import fs from 'node:fs';
 import { findIpBogon, ipBogonIntervals } from '../../shared/bogons.js';

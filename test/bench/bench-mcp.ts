@@ -181,8 +181,8 @@ export function againstBare(r: ScenarioResult, rest: ScenarioResult): number[] {
 /**
  * Issue 18: a tools/call's ratio to bare node:http sending the same bytes at least 0.8 of REST's.
  * (Read as MCP req/s against REST req/s, the bare transport itself stays under 0.8 in both eras:
- * medians 0.68–0.73 and 0.72–0.80 in the full runs of 2026-11-26, README and
- * docs/performance-log.md.)
+ * medians 0.68–0.73 and 0.72–0.80 in the full runs of 2026-11-26, docs/performance.md
+ * and docs/performance-log.md.)
  */
 export const MCP_TARGET = 0.8;
 

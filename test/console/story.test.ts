@@ -18,7 +18,7 @@ import { linkIn, startBrowser, startConsoleServer } from '../helpers/console.js'
 import { sha256 } from '../../console/security.js';
 
 /**
- * Where the screenshots go: var/screenshots/ on every run, docs/screenshots/ (the README's) with
+ * Where the screenshots go: var/screenshots/ on every run, docs/screenshots/ (those of docs/operations.md) with
  * UPDATE_SCREENSHOTS=1, so that `make test` leaves the checkout as it found it.
  */
 const SHOTS = process.env.UPDATE_SCREENSHOTS

@@ -28,7 +28,7 @@ function random(seed: number): () => number {
 
 type Json = Record<string, unknown>;
 
-/** What the MMDB record of an address must be, from its GET /v1/ip answer (README record layout). */
+/** What the MMDB record of an address must be, from its GET /v1/ip answer (record layout: docs/bulk-and-export.md). */
 export function expectedRecord(api: Json): Json | null {
   if (api.is_bogon === true) return null;
   const r: Json = {};
