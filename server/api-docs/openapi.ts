@@ -86,6 +86,9 @@ const LIMIT_HEADERS = {
   'X-Quota-Limit': integerHeader('Requests per month of the workspace.'),
   'X-Quota-Used': integerHeader('Requests used this month.'),
   'X-Quota-Remaining': integerHeader('Requests left this month.'),
+  'X-Project-Quota-Limit': integerHeader("The monthly cap of the key's project (only when it has one)."),
+  'X-Project-Quota-Used': integerHeader('Requests of the project used this month (only with a cap).'),
+  'X-Project-Quota-Remaining': integerHeader('Requests left under the cap this month (only with a cap).'),
 };
 const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying.') };
 
