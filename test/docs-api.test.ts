@@ -4,7 +4,8 @@
  *   OpenAPI document (server/api-docs/openapi.ts), and names in code (`…`) every parameter, every
  *   property of every component schema, every error code (shared/errors.ts ERROR_TABLE, MCP's
  *   `invalid_arguments`, any `error` enum of the document), every response header and every MCP tool;
- *   its Errors table gives each code the status ERROR_TABLE gives it;
+ *   its Errors table gives each code the status ERROR_TABLE gives it, and every anchor of it that
+ *   the repository cites (code comments, docs) is one of its headings;
  * - no tracked file cites the product notes that were kept outside the repository (only the
  *   CHANGELOG and the performance log, which record history, may name them).
  */
@@ -156,24 +157,51 @@ const MAY_NAME_THEM = new Set(['CHANGELOG.md', 'docs/performance-log.md']);
 
 const notGit = !fs.existsSync(path.join(root, '.git')) && 'not a git checkout: no list of tracked files';
 
-t.test('no tracked file cites notes kept outside the repository', { skip: notGit }, async (t) => {
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
-    .split('\0')
-    .filter((file) => file !== '' && !MAY_NAME_THEM.has(file));
-  t.ok(files.length > 100, `git ls-files lists the repository (${files.length} files)`);
-  const citations: string[] = [];
+/** The tracked text files of the repository and their lines (binary files left out). */
+function trackedTextFiles(): Array<{ file: string; lines: string[] }> {
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0');
+  const out: Array<{ file: string; lines: string[] }> = [];
   for (const file of files) {
     const full = path.join(root, file);
-    if (!fs.statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
+    if (file === '' || !fs.statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
     const bytes = fs.readFileSync(full);
-    if (bytes.includes(0)) continue; // binary (screenshots)
-    bytes
-      .toString('utf8')
-      .split('\n')
-      .forEach((line, i) => {
-        if (OUTSIDE_NOTES.some((name) => line.includes(name)))
-          citations.push(`${file}:${i + 1}: ${line.trim().slice(0, 160)}`);
-      });
+    if (!bytes.includes(0)) out.push({ file, lines: bytes.toString('utf8').split('\n') }); // 0: screenshots
+  }
+  return out;
+}
+
+t.test('no tracked file cites notes kept outside the repository', { skip: notGit }, async (t) => {
+  const files = trackedTextFiles().filter(({ file }) => !MAY_NAME_THEM.has(file));
+  t.ok(files.length > 100, `git ls-files lists the repository (${files.length} text files)`);
+  const citations: string[] = [];
+  for (const { file, lines } of files) {
+    lines.forEach((line, i) => {
+      if (OUTSIDE_NOTES.some((name) => line.includes(name)))
+        citations.push(`${file}:${i + 1}: ${line.trim().slice(0, 160)}`);
+    });
   }
   t.same(citations, [], `no citation of ${OUTSIDE_NOTES.join(', ')}: cite docs/api.md or docs/decisions`);
+});
+
+/** GitHub's anchor of a heading: lowercase, punctuation dropped, spaces as hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
+
+t.test(`every ${API_DOC}#anchor cited in the repository is a heading there`, { skip: notGit }, async (t) => {
+  const anchors = new Set([...apiDoc.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!.trim())));
+  t.ok(anchors.has('errors') && anchors.has('get-v1ipip'), 'headings give the anchors GitHub gives');
+  const broken: string[] = [];
+  for (const { file, lines } of trackedTextFiles()) {
+    // Within the page a link is `](#…)`; elsewhere the page's file name, `#` and the anchor.
+    const cite = file === API_DOC ? /\]\(#([A-Za-z0-9_-]+)\)/g : /\bapi\.md#([A-Za-z0-9_-]+)/g;
+    lines.forEach((line, i) => {
+      for (const [, anchor] of line.matchAll(cite)) {
+        if (!anchors.has(anchor!)) broken.push(`${file}:${i + 1}: #${anchor}`);
+      }
+    });
+  }
+  t.same(broken, [], `every cited anchor is one of ${API_DOC}'s headings`);
 });
