@@ -1,9 +1,10 @@
 /**
- * The web console (SPEC.md Authentication 8–12), a Fastify app of its own served on CONSOLE_URL's
- * origin (server/cli.ts listens on CONSOLE_PORT). Every request gets the security headers; every
- * page and action resolves the session first; every POST must come from the console's own origin
- * with the CSRF token of its session; every route that names a workspace, project, member or key
- * resolves it through the member's own workspaces (scope.ts), so a foreign ID is a 404.
+ * The web console (docs/api.md#authentication, docs/decisions/0017-console.md), a Fastify app of
+ * its own served on CONSOLE_URL's origin (server/cli.ts listens on CONSOLE_PORT). Every request
+ * gets the security headers; every page and action resolves the session first; every POST must come
+ * from the console's own origin with the CSRF token of its session; every route that names a
+ * workspace, project, member or key resolves it through the member's own workspaces (scope.ts), so
+ * a foreign ID is a 404.
  */
 import Fastify, {
   type FastifyBaseLogger,
@@ -39,7 +40,7 @@ import { SendLimiter } from './send-limiter.js';
 export const SESSION_IDLE_MS = 60 * 60_000;
 /** …and this long after sign-in, whatever the activity. */
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60_000;
-/** Key creation needs a sign-in or step-up at most this old (SPEC.md Authentication 10). */
+/** Key creation needs a sign-in or step-up at most this old (docs/api.md#limits: ten minutes). */
 export const STEP_UP_FRESH_MS = 10 * 60_000;
 /** `last seen` is written at most this often per session. */
 const TOUCH_EVERY_MS = 60_000;

@@ -1,10 +1,10 @@
 /**
- * The playground's key and runs (SPEC.md Authentication 12). The console creates a key labelled
- * `Playground` in the project on the first run; it counts toward the workspace's 25 active keys,
- * expires after 90 days and, once expired (or revoked), is replaced on the next run. Its plaintext
- * is dropped at creation and never reaches the browser: a run acts as the key's principal (what
- * the key check would return for it) and goes through the API's call envelope, so it is metered,
- * counted and answered exactly like a request with the key.
+ * The playground's key and runs (docs/api.md#authentication, "Playground key"). The console creates
+ * a key labelled `Playground` in the project on the first run; it counts toward the workspace's 25
+ * active keys, expires after 90 days and, once expired (or revoked), is replaced on the next run.
+ * Its plaintext is dropped at creation and never reaches the browser: a run acts as the key's
+ * principal (what the key check would return for it) and goes through the API's call envelope, so
+ * it is metered, counted and answered exactly like a request with the key.
  */
 import {
   effectivePlan,

@@ -1,7 +1,8 @@
 /**
- * Workspaces, projects and members (SPEC.md Authentication 9–11). A new workspace starts on the
- * Free plan with its creator as owner. Owners and admins create projects, set project caps and
- * manage members; only an owner gives or takes the owner role, and a workspace keeps one owner.
+ * Workspaces, projects and members (docs/api.md#authentication, "Ownership"). A new workspace
+ * starts on the Free plan with its creator as owner. Owners and admins create projects, set project
+ * caps and manage members; only an owner gives or takes the owner role, and a workspace keeps one
+ * owner.
  */
 import { AccountsError, MEMBER_ROLES, type MemberRole } from '../accounts/index.js';
 import type { FastifyRequest } from 'fastify';

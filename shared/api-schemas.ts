@@ -1,5 +1,5 @@
 /**
- * The response bodies of the REST API (SPEC.md "Resources and their fields", "Errors") as zod
+ * The response bodies of the REST API (docs/api.md#operations, #response-blocks, #errors) as zod
  * schemas; the OpenAPI document (`/v1/openapi.json`) is generated from them (the parameters come
  * from the operation table, shared/operations.ts). They are strict: a field a query adds without
  * declaring it here fails the tests that parse real responses with them.
@@ -266,7 +266,7 @@ export const Health = z
 
 export const ApiErrorBody = z
   .object({
-    error: z.string().meta({ description: 'error code: branch on this (SPEC.md Errors)' }),
+    error: z.string().meta({ description: 'error code: branch on this (docs/api.md#errors)' }),
     message: z.string().meta({ description: 'how to fix it; may be reworded' }),
   })
   .register(apiRegistry, { id: 'Error' });

@@ -25,17 +25,17 @@
  * Reserved IPv6 space. IANA's IPv6 Address Space registry (`iana-ipv6-address-space-1.csv`)
  * partitions the whole space; its `Reserved by IETF` blocks (0000::/8 but for what the
  * special-purpose registry lists inside it, 0100::/8, 0200::/7, … 4000::/3 … e000::/4, f000::/5,
- * f800::/6, fe00::/9 and the deprecated site-local fec0::/10) are bogons too: SPEC.md counts
- * reserved space as bogon. They are less specific than every special-purpose entry inside them
- * (64:ff9b::/96 "True" stays public); at an equal length the special-purpose entry decides.
- * So `::2` and `::1.1.1.1` (IPv4-compatible, in 0000::/8) are bogons, as are `4000::1` and
- * `fec0::1`. Only 2000::/3 (Global Unicast) holds public addresses.
+ * f800::/6, fe00::/9 and the deprecated site-local fec0::/10) are bogons too: the API counts
+ * reserved space as bogon (docs/api.md#get-v1ipip). They are less specific than every
+ * special-purpose entry inside them (64:ff9b::/96 "True" stays public); at an equal length the
+ * special-purpose entry decides. So `::2` and `::1.1.1.1` (IPv4-compatible, in 0000::/8) are
+ * bogons, as are `4000::1` and `fec0::1`. Only 2000::/3 (Global Unicast) holds public addresses.
  *
- * AS rule. Exactly SPEC.md's list (23456, 64496 to 65551, 4200000000 to 4294967295) plus 0,
- * split by purpose as IANA's Special-Purpose AS Numbers registry does. 65552–131071 is marked
- * "Reserved" in IANA's AS number *allocation* registry, not in the special-purpose one, and
- * SPEC's list stops at 65551: it is not a bogon (like any unallocated number, "false does not
- * mean allocated").
+ * AS rule. Exactly the API's list (23456, 64496 to 65551, 4200000000 to 4294967295;
+ * docs/api.md#get-v1asnasn) plus 0, split by purpose as IANA's Special-Purpose AS Numbers registry
+ * does. 65552–131071 is marked "Reserved" in IANA's AS number *allocation* registry, not in the
+ * special-purpose one, and the API's list stops at 65551: it is not a bogon (like any unallocated
+ * number, "false does not mean allocated").
  *
  * Lookups are a binary search over tables flattened at module load into non-overlapping
  * intervals, each pointing to one frozen answer object: no allocation per call.

@@ -1,4 +1,7 @@
-/** A hosting run (SPEC.md DomainHosting) and its compact form in the release file (domain_hosting.runs). */
+/**
+ * A hosting run (docs/api.md#get-v1domaindomainhosting) and its compact form in the release file
+ * (domain_hosting.runs).
+ */
 export interface HostingRun {
   public: boolean;
   asn: number | null;

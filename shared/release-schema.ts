@@ -85,7 +85,7 @@ export const META_KEYS = {
   counts: 'counts', // JSON: row count per table, checked before publishing
 } as const;
 
-/** Short forms of SPEC.md's reading rules, carried in coverage.semantics. */
+/** Short forms of the reading rules (docs/api.md#reading-rules), carried in coverage.semantics. */
 export const SEMANTICS = [
   'null means unknown, never false',
   'is_datacenter and is_cdn are true only inside a published cloud/hosting resp. CDN range; otherwise null',

@@ -1,4 +1,4 @@
-/** Closed value sets of SPEC.md, shared by the builder, the release file and the server. */
+/** Closed value sets of the API (docs/api.md), shared by the builder, the release file and server. */
 
 export const RANGE_CATEGORIES = ['cloud', 'hosting', 'cdn', 'tor_exit', 'relay', 'crawler'] as const;
 export type RangeCategory = (typeof RANGE_CATEGORIES)[number];
@@ -7,9 +7,9 @@ export const HOSTING_CATEGORIES: readonly RangeCategory[] = ['cloud', 'hosting',
 
 /**
  * How long after its last_seen a published range of a category is still served, in seconds
- * (docs/decisions/0014). SPEC.md: a `tor_exit` address is one seen as an exit "about the last
- * day"; a release serves it while its date (TorDNSEL's ExitAddress time, else the list's date)
- * is at most two days before the build: the list's day plus one for a daily build. Categories
+ * (docs/decisions/0014). docs/api.md#get-v1ipip: a `tor_exit` address is one seen as an exit "about
+ * the last day"; a release serves it while its date (TorDNSEL's ExitAddress time, else the list's
+ * date) is at most two days before the build: the list's day plus one for a daily build. Categories
  * not named here are served as long as their feed's current snapshot lists them.
  */
 export const CATEGORY_FRESHNESS_SECONDS: Readonly<Partial<Record<RangeCategory, number>>> = {

@@ -1,7 +1,8 @@
 /**
- * Reading a DNS answer the way SPEC.md classifies it: the CNAME chain from the queried name, the
- * records of the queried type at the end of the chain, and one of the six outcomes. Shared by the
- * collector (dns-packet answers) and the ZDNS reader (JSON answers).
+ * Reading a DNS answer the way the API classifies it (`outcome` in
+ * docs/api.md#get-v1domaindomainhistory): the CNAME chain from the queried name, the records of the
+ * queried type at the end of the chain, and one of the six outcomes. Shared by the collector
+ * (dns-packet answers) and the ZDNS reader (JSON answers).
  */
 import { canonicalIp } from '../../shared/ip.js';
 import type { Outcome } from '../../shared/vocabulary.js';

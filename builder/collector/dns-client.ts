@@ -3,9 +3,12 @@
  * retry when an answer is truncated, retries on timeout, and two caps so a shared resolver is not
  * flooded: queries per second (token bucket) and queries in flight.
  *
- * Node's built-in resolver (c-ares) hides CNAME chains and loses answers under load (NOTES.md);
- * here every query is one datagram with a random id, its answer is matched by id, source address
- * and question, and a query without an answer is sent again (new id) after the timeout.
+ * Node's built-in resolver (c-ares) hides CNAME chains and loses answers under load: against Knot
+ * 3.2 on loopback (a 2-core machine, Node 20.20) it reached ~66,000 queries/s at 256 in flight but
+ * lost ~3.6% of answers with a 1.2 s p99 at 1,024 in flight, where dgram + dns-packet did ~74,000/s
+ * at 256 in flight with a 6 ms p99. Here every query is one datagram with a random id, its answer is
+ * matched by id, source address and question, and a query without an answer is sent again (new id)
+ * after the timeout.
  */
 import dgram from 'node:dgram';
 import dns from 'node:dns';

@@ -1,5 +1,5 @@
 /**
- * The answer-interval state machine of SPEC.md ("States and transitions"), held in memory.
+ * The answer-interval state machine (docs/api.md#states-and-staleness), held in memory.
  *
  * Per (name, record type) the state keeps the latest query outcome and the latest good answer:
  * its sorted canonical addresses (`vals`, a JSON array) and, at the same positions, the time each

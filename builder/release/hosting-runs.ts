@@ -1,8 +1,8 @@
 /**
- * Hosting runs (SPEC.md DomainHosting): one run per stretch of time a domain spent on one network,
- * where the network is the routing ASN plus the cloud/hosting/CDN provider under the current
- * release. Intervals on the same network that overlap or touch in time form one run; a domain
- * that leaves a network and comes back later starts a new run.
+ * Hosting runs (docs/api.md#get-v1domaindomainhosting): one run per stretch of time a domain spent
+ * on one network, where the network is the routing ASN plus the cloud/hosting/CDN provider under
+ * the current release. Intervals on the same network that overlap or touch in time form one run; a
+ * domain that leaves a network and comes back later starts a new run.
  */
 import type { HostingRun } from '../../shared/hosting-run-codec.js';
 

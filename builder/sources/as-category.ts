@@ -1,6 +1,7 @@
 /**
- * Our own AS classification, imported from a local CSV `asn,category` (header optional,
- * `AS13335` or `13335`, category one of SPEC's AS categories). No publisher: urls [].
+ * Our own AS classification, imported from a local CSV `asn,category` (header optional, `AS13335`
+ * or `13335`, category one of the API's AS categories, docs/api.md#get-v1ipip).
+ * No publisher: urls [].
  */
 import { AS_CATEGORIES } from '../../shared/vocabulary.js';
 import { parseAsnValueCsv } from './common/asn-csv.js';

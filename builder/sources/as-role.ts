@@ -1,6 +1,6 @@
 /**
- * AS network roles, imported from a local CSV `asn,network_role` (header optional, `AS174`
- * or `174`, role one of SPEC's network roles). No publisher: urls [].
+ * AS network roles, imported from a local CSV `asn,network_role` (header optional, `AS174` or
+ * `174`, role one of the API's network roles, docs/api.md#get-v1ipip). No publisher: urls [].
  */
 import { NETWORK_ROLES } from '../../shared/vocabulary.js';
 import { parseAsnValueCsv } from './common/asn-csv.js';

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 description served at /v1/openapi.json: the operations of the table
- * (shared/operations.ts) with their parameters and the error statuses SPEC.md lists per operation,
+ * (shared/operations.ts) with their parameters and error statuses (docs/api.md#operations),
  * the unkeyed routes (/health, this document, /llms-full.txt), POST /mcp, and the refusals every
  * route can give (the 308 of a trailing slash, 401 for a key in the URL, 403 for a foreign web
  * page, the framework's `{detail}` for 404, 405 and malformed requests), with the response schemas
@@ -31,7 +31,7 @@ interface OperationSpec {
   requestBody?: Record<string, unknown>;
   /** Statuses answered with bodies of their own (MCP's JSON-RPC errors, 202). */
   extraResponses?: Record<string, unknown>;
-  /** Error statuses of SPEC.md "Endpoints" for this operation (500 is added to every one). */
+  /** Error statuses of this operation (docs/api.md#operations; 500 is added to every one). */
   errors: readonly number[];
   secured: boolean;
   /** 422 may also be the `detail` list of a query parameter out of range. */
@@ -86,6 +86,9 @@ const LIMIT_HEADERS = {
   'X-Quota-Limit': integerHeader('Requests per month of the workspace.'),
   'X-Quota-Used': integerHeader('Requests used this month.'),
   'X-Quota-Remaining': integerHeader('Requests left this month.'),
+  'X-Project-Quota-Limit': integerHeader("The monthly cap of the key's project (only when it has one)."),
+  'X-Project-Quota-Used': integerHeader('Requests of the project used this month (only with a cap).'),
+  'X-Project-Quota-Remaining': integerHeader('Requests left under the cap this month (only with a cap).'),
 };
 const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before retrying.') };
 

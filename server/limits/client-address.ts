@@ -1,5 +1,5 @@
 /**
- * The address a refused-key counter is kept for (SPEC.md Authentication 7): an IPv4 address as
+ * The address a refused-key counter is kept for (docs/api.md#authentication): an IPv4 address as
  * is, an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as its IPv4 address, any other IPv6
  * address as its /64 (one customer usually holds a whole /64, so per-address counting would let
  * them rotate through 2^64 addresses). Which address is the client's is Fastify's `request.ip`:

@@ -1,5 +1,6 @@
 /**
- * The release the server answers from, and the swap to a newer one (ARCHITECTURE.md "server").
+ * The release the server answers from, and the swap to a newer one without dropping a request
+ * (docs/decisions/0003-release-file.md).
  *
  * `releases/CURRENT` holds `<id>.sqlite`. The store reads it at start and every poll; when it names
  * another file (or the same name now is another file: new inode, size or mtime) the store opens it

@@ -1,4 +1,4 @@
-/** GET /v1/domain/{domain}/history (SPEC.md DomainHistoryPage). */
+/** GET /v1/domain/{domain}/history (docs/api.md#get-v1domaindomainhistory). */
 import { outcomeClass, type Outcome } from '../vocabulary.js';
 import { nowEpoch, toIso } from '../time.js';
 import { blocks, isoOrNull, parseDomainParam, requireRelease, statement } from './common.js';
@@ -11,7 +11,7 @@ export interface DomainHistoryParams {
   cursor?: string | undefined;
 }
 
-/** SPEC.md "Staleness": more than seven days since the last confirmation. */
+/** Stale: more than seven days since the last confirmation (docs/api.md#states-and-staleness). */
 export const STALE_AFTER_SECONDS = 7 * 24 * 3600;
 
 /** rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive (domain_page.states) */

@@ -1,4 +1,7 @@
-/** GET /v1/domain/{domain}/hosting (SPEC.md DomainHosting): runs precomputed by the builder. */
+/**
+ * GET /v1/domain/{domain}/hosting (docs/api.md#get-v1domaindomainhosting): runs precomputed by the
+ * builder.
+ */
 import { decodeRun, type EncodedRun } from '../hosting-run-codec.js';
 import { blocks, isoOrNull, parseDomainParam, requireRelease, statement } from './common.js';
 import type { Release } from './release.js';

@@ -1,8 +1,9 @@
 /**
- * The one query layer (SPEC.md "Endpoints"): pure functions (release, params) -> response object.
- * REST routes, MCP tools and `builder query` are thin adapters over these. Invalid input throws
- * ApiError (invalid_ip, non_public_ip, invalid_domain, invalid_asn, invalid_cursor, cursor_expired);
- * `limit` arrives already validated (1..1000) and already lowered for the caller's plan.
+ * The one query layer (docs/api.md#operations, docs/decisions/0008-query-layer.md): pure functions
+ * (release, params) -> response object. REST routes, MCP tools and `builder query` are thin
+ * adapters over these. Invalid input throws ApiError (invalid_ip, non_public_ip, invalid_domain,
+ * invalid_asn, invalid_cursor, cursor_expired); `limit` arrives already validated (1..1000) and
+ * already lowered for the caller's plan.
  */
 export { openRelease, ReleaseOpenError, type Release } from './release.js';
 export { lookupIp, type LookupIpParams } from './lookup-ip.js';

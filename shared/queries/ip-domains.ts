@@ -1,4 +1,4 @@
-/** GET /v1/ip/{ip}/domains (SPEC.md IpDomainsPage): answer intervals on one address, oldest first. */
+/** GET /v1/ip/{ip}/domains (docs/api.md#get-v1ipipdomains): intervals on one address, oldest first. */
 import { ApiError } from '../errors.js';
 import { findIpBogon } from '../bogons.js';
 import { blocks, isoOrNull, parseIpParam, requireRelease, statement } from './common.js';

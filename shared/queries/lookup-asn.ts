@@ -1,4 +1,7 @@
-/** GET /v1/asn/{asn} (SPEC.md AsnLookup): the AS's metadata and its mapped ranges, IPv4 first, paged. */
+/**
+ * GET /v1/asn/{asn} (docs/api.md#get-v1asnasn): the AS's metadata and its mapped ranges, IPv4
+ * first, paged.
+ */
 import { ApiError } from '../errors.js';
 import { findAsnBogon } from '../bogons.js';
 import { RecentCache, blocks, perRelease, requireRelease, statement } from './common.js';

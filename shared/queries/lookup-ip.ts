@@ -1,4 +1,4 @@
-/** GET /v1/ip/{ip} (SPEC.md IpLookup). */
+/** GET /v1/ip/{ip} (docs/api.md#get-v1ipip). */
 import type { z } from 'zod';
 import type { ProviderRange } from '../api-schemas.js';
 import { findIpBogon } from '../bogons.js';
@@ -45,7 +45,7 @@ type ProviderRangeRow = [string, string, RangeCategory, string, number, number];
 export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) {
   const { ip, text } = parseIpParam(params.ip);
   const bogon = findIpBogon(ip);
-  // A bogon carries is_bogon, its block and nothing else (SPEC.md IpLookup); it needs no data.
+  // A bogon carries is_bogon, its block and nothing else (docs/api.md#get-v1ipip); it needs no data.
   if (bogon !== null) return { is_bogon: true as const, bogon: { ...bogon } };
   const release = requireRelease(releaseOrNull);
   const ptr = ptrRow(release, text);

@@ -1,5 +1,5 @@
 /**
- * Keyset paging with opaque cursors (SPEC.md "Pagination cursor"). A cursor is base64url JSON
+ * Keyset paging with opaque cursors (docs/api.md#paging). A cursor is base64url JSON
  * carrying the release id, a hash of the query it belongs to and the key of the last item served:
  * a cursor of another query is `invalid_cursor` (400), one issued under another release is
  * `cursor_expired` (410). The next page starts after the key, so page 1,000 costs what page 1 costs.

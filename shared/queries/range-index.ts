@@ -1,7 +1,8 @@
 /**
  * The range tables of a release (asn_range, provider_segment) as sorted typed arrays, loaded once
  * per release: "which range holds this address" becomes a binary search in memory instead of an
- * SQL seek (NOTES.md: ~5.5M lookups/s for a sorted Uint32Array). IPv4 ranges are kept as 32-bit
+ * SQL seek (on a 2-core machine with Node 20.20, a binary search over 700k IPv4 ranges in a sorted
+ * Uint32Array did ~5.5M lookups/s, loaded in 0.6 s into 5.3 MiB). IPv4 ranges are kept as 32-bit
  * numbers; IPv6 ranges as four 32-bit words compared in order.
  */
 import type Database from 'better-sqlite3';

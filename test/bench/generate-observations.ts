@@ -14,7 +14,7 @@
  * DigitalOcean), read at startup from the committed fixture excerpts when present and otherwise
  * from the shared data snapshots, so a release built from them has meaningful joins. The rest are
  * public IPv4/IPv6 addresses outside every list that could be found (plus ~0.1% private 10.x
- * answers, which SPEC allows as values).
+ * answers, which the API allows as values: docs/api.md#get-v1domaindomainhistory).
  *
  * Output is a pure function of (domains, rounds, seed, the feed files read): every domain has its
  * own PRNG stream seeded from (seed, index). Lines are built as short strings, copied into a 2 MiB

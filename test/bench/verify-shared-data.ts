@@ -65,7 +65,7 @@ const NOT_PARSED = [
   'iptoasn/ip2country-v4.tsv.gz, ip2country-v6.tsv.gz: range → country only (no ASN); geolocation is not offered',
   'google-cloud/goog.json: all Google-announced ranges, not cloud customer ranges; no source for it',
   'github/meta.json: no source for it',
-  'x4bnet-lists-vpn/vpn-ASN.txt: VPN ASNs are not a SPEC AS category',
+  "x4bnet-lists-vpn/vpn-ASN.txt: VPN ASNs are not one of the API's AS categories",
   'iana/*.csv: special-purpose registries (bogons), not a feed',
 ];
 

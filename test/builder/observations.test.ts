@@ -114,7 +114,7 @@ t.test('line format: canonical values, order-insensitive, clear reasons', async 
   t.same(parseObservationLine('not json'), { ok: false, reason: 'expected one JSON object per line' });
 });
 
-t.test('state machine transitions of SPEC.md', async (t) => {
+t.test('state machine transitions of docs/api.md#states-and-staleness', async (t) => {
   const db = freshState(t);
   const applier = new ObservationApplier(db);
   const counts = applier.apply([obs('a.example', 'A', 0, 'positive', ['192.0.2.1', '198.51.100.7'])]);

@@ -1,8 +1,8 @@
 /**
  * A keep-alive load client for the reliability tests: `connections` workers, each on a kept-alive
- * node:http connection (no retries of its own), sending GETs in a loop until stopped. It behaves
- * as SPEC.md asks of a client behind a load balancer: a 503 is retried on the next server of
- * `servers` (after its Retry-After in real life; at once here), and after a response that says
+ * node:http connection (no retries of its own), sending GETs in a loop until stopped. It behaves as
+ * docs/api.md#errors asks of a client behind a load balancer: a 503 is retried on the next server
+ * of `servers` (after its Retry-After in real life; at once here), and after a response that says
  * `Connection: close` the worker moves on to the next server. A network error (reset, refused) or
  * any other status is a failed request.
  */

@@ -1,7 +1,7 @@
 /**
- * The error envelope across every route (STYLE.md 1): 401 for every kind of bad key (and before
- * bad parameters), 404, 405, the 422 detail list, trailing-slash redirect, X-Request-ID, browser
- * origins (403 and CORS), 503 without a release while /health stays healthy, and 500.
+ * The error envelope across every route (docs/api.md#errors): 401 for every kind of bad key (and
+ * before bad parameters), 404, 405, the 422 detail list, trailing-slash redirect, X-Request-ID,
+ * browser origins (403 and CORS), 503 without a release while /health stays healthy, and 500.
  */
 import t from 'tap';
 import { ERROR_TABLE } from '../../shared/errors.js';

@@ -2,8 +2,9 @@
  * Property-based fuzzing (fast-check) of the real server on port 0, over raw sockets so malformed
  * request lines and headers reach it as sent: random and malformed paths, query strings, methods,
  * headers, MCP bodies and bytes that are not HTTP at all. Every answer: no 5xx, a refusal in the
- * SPEC.md envelope (`{error, message}` or `{detail}`) with X-Request-ID, every response valid
- * against /v1/openapi.json (test/helpers/contract.ts), and the server still healthy at the end.
+ * envelope of docs/api.md#errors (`{error, message}` or `{detail}`) with X-Request-ID, every
+ * response valid against /v1/openapi.json (test/helpers/contract.ts), and the server still healthy
+ * at the end.
  *
  * Bounded in time: each property stops after TIME_LIMIT_MS (or its runs), so `make test` spends
  * about a minute here on a loaded 2-core machine. A failure prints fast-check's seed and path;

@@ -3,8 +3,8 @@
  * - 2: a request whose headers or body do not arrive in time is answered 408 and its connection
  *   closed (before the fix `requestTimeout = 0` and `setTimeout(0)` kept a never-ending chunked
  *   POST /mcp, or one trickling a byte at a time, open forever: those subtests timed out);
- * - 4: the HTTP layer's refusals (431, 400, 408) are in the SPEC.md envelope `{detail}` with
- *   X-Request-ID (before: Fastify's `{"error":…,"statusCode":431}` without it);
+ * - 4: the HTTP layer's refusals (431, 400, 408) are in the `{detail}` envelope (docs/api.md#errors)
+ *   with X-Request-ID (before: Fastify's `{"error":…,"statusCode":431}` without it);
  * - 5: HEAD answers wherever GET does, with the same status and headers and no body (before: 405).
  */
 import t, { type Test } from 'tap';

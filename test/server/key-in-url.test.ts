@@ -1,8 +1,8 @@
 /**
  * Issue 16, defect 1: a key anywhere in a URL, under any name, is refused (401 `unauthorized`) and
  * never logged. On the code before the fix, `GET /v1/ping?access_token=<key>` with a valid header
- * key answered 200 and its log line carried the key (only the five names of SPEC.md were refused
- * and redacted), so every case of the first subtest failed.
+ * key answered 200 and its log line carried the key (only the five names of
+ * docs/api.md#authentication were refused and redacted), so every case of the first subtest failed.
  */
 import { Writable } from 'node:stream';
 import t from 'tap';

@@ -174,8 +174,8 @@ t.test('AS number bogons', async (t) => {
   for (const [asn, expected] of cases) t.strictSame(findAsnBogon(asn), expected, `AS${asn}`);
 });
 
-t.test("SPEC's list is exactly the bogon AS numbers in 1..4294967295", async (t) => {
-  // SPEC.md: "23456, 64496 to 65551, 4200000000 to 4294967295".
+t.test("the API's list is exactly the bogon AS numbers in 1..4294967295", async (t) => {
+  // docs/api.md#get-v1asnasn: "23456, 64496 to 65551, 4200000000 to 4294967295".
   const specRanges: [number, number][] = [
     [23456, 23456],
     [64496, 65551],

@@ -1,4 +1,4 @@
-/** The address the refused-key throttle counts per (SPEC.md Authentication 7). */
+/** The address the refused-key throttle counts per (docs/api.md#authentication). */
 import t from 'tap';
 import { clientAddressKey, trustProxyOption } from '../../../server/limits/client-address.js';
 
