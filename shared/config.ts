@@ -120,11 +120,6 @@ export const SETTINGS = {
     description:
       'Time a client has to send a whole request, headers and body, in milliseconds (a trickling or never-ending body included); later: 408 and the connection is closed.',
   },
-  FAST_LANE: {
-    schema: z.enum(['on', 'off']).default('on'),
-    description:
-      'off sends every request through Fastify; on answers plain lookups (no query string, a valid key) in front of it, with the same responses (docs/decisions/0009).',
-  },
   METERING: {
     schema: z.enum(['on', 'off']).default('on'),
     description:

@@ -1,6 +1,8 @@
 /**
- * The one error vocabulary of SPEC.md (Errors table): code -> HTTP status -> default message.
- * Every refusal, REST or MCP, is an ApiError rendered as `{error, message}`; messages say how to fix it.
+ * Every error of the API in one place (docs/api.md#errors): the error table (code -> HTTP status ->
+ * default message) and the two error types refusals are thrown as. Every refusal, REST or MCP, is
+ * an ApiError rendered as `{error, message}` (messages say how to fix it), but for a REST query
+ * parameter out of range, a QueryValidationError rendered as the framework's `{detail: [...]}`.
  */
 export const ERROR_TABLE = {
   invalid_cursor: {
@@ -38,6 +40,15 @@ export const ERROR_TABLE = {
     status: 422,
     message: 'not an AS number from 1 to 4294967295: send 64500 or AS64500',
   },
+  /**
+   * MCP only: a tool argument other than the looked-up thing is out of range or of the wrong type
+   * (what REST answers with a `{detail}` list, which has no code); the message names the argument.
+   */
+  invalid_arguments: {
+    status: 422,
+    message: 'an argument is out of range or of the wrong type',
+    mcpOnly: true,
+  },
   rate_limited: { status: 429, message: 'too many requests: wait Retry-After seconds' },
   internal_error: { status: 500, message: 'internal error: retry once' },
   release_unavailable: {
@@ -48,6 +59,11 @@ export const ERROR_TABLE = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** The codes REST answers with (all but the MCP-only ones), in the table's order. */
+export const REST_ERROR_CODES: readonly ErrorCode[] = (Object.keys(ERROR_TABLE) as ErrorCode[]).filter(
+  (code) => !('mcpOnly' in ERROR_TABLE[code]),
+);
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -74,5 +90,20 @@ export class ApiError extends Error {
 
   toBody(): { error: ErrorCode; message: string } {
     return { error: this.code, message: this.message };
+  }
+}
+
+/** One item of a 422 `{detail: [...]}` body: where (`["query", name]`), what, and its kind. */
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+/** REST query parameters out of range: 422 `{detail: [...]}`, one item per bad parameter. */
+export class QueryValidationError extends Error {
+  override name = 'QueryValidationError';
+  constructor(readonly detail: ValidationIssue[]) {
+    super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
   }
 }

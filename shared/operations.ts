@@ -1,10 +1,10 @@
 /**
- * The operation table: every keyed operation of the API declared once (ARCHITECTURE.md "one
- * operation table"). From it come the Fastify routes (server/routes/operations.ts), the fast lane's
- * routes (server/fast-lane.ts), the MCP tools (server/mcp/tools.ts), the `builder query`
- * subcommands (builder/query-command.ts), the OpenAPI paths (server/openapi.ts) and the operations
- * part of /llms-full.txt (server/routes/docs.ts). Adding an operation is its query function and one
- * entry here.
+ * The operation table: every keyed operation of the API declared once (docs/decisions/0016). From
+ * it come the REST routes (server/http/routes.ts), the MCP tools and their argument schemas
+ * (server/mcp/sdk.ts, server/mcp/fast-call.ts), the `builder query` subcommands
+ * (builder/query-command.ts), the OpenAPI paths (server/api-docs/openapi.ts) and the operations
+ * part of /llms-full.txt (server/api-docs/guide.ts); the server keeps answers as `answerCache`
+ * says (server/call/answer-cache.ts). Adding an operation is its query function and one entry here.
  *
  * Parameters are declared once too (PATH_PARAMETERS, QUERY_PARAMETERS): their JSON type (the MCP argument), from which the
  * REST query-string form (strings coerced) and the CLI option are derived.
@@ -125,6 +125,22 @@ export interface RunContext {
   pageSize(requested: number): number;
 }
 
+/**
+ * Which answers of an operation the server may keep for the rest of the release
+ * (server/call/answer-cache.ts): an answer that depends only on the release and a key, and whose
+ * encoding costs much more than finding it again.
+ */
+export interface AnswerCaching {
+  /** Answers kept at most per release (in two generations of half as many). */
+  entries: number;
+  /** `asked-twice`: kept only when the key was asked moments ago too (many one-off keys add nothing). */
+  admission: 'always' | 'asked-twice';
+  /** The key of this call's answer; null: this call's answer is not kept. */
+  key(args: CallArguments, context: RunContext): string | null;
+  /** Whether this answer (the response object) is worth its room. */
+  worthKeeping(value: object, context: RunContext): boolean;
+}
+
 export interface Operation {
   /** The operationId, the MCP tool name and the log name. */
   id: string;
@@ -141,7 +157,7 @@ export interface Operation {
   tag: 'IP' | 'Domain' | 'ASN' | 'Service';
   /** A short title (MCP tool title). */
   title: string;
-  /** The question it answers (SPEC.md), the OpenAPI summary. */
+  /** The question it answers (docs/api.md), the OpenAPI summary. */
   summary: string;
   /** What it returns and how to read it: the OpenAPI description, the tool description, the guide. */
   description: string;
@@ -149,7 +165,7 @@ export interface Operation {
   fields: string;
   /** The OpenAPI component of the 200 body. */
   response: string;
-  /** Error statuses of SPEC.md "Endpoints" (500 is added to every one). */
+  /** Error statuses of the operation (docs/api.md; 500 is added to every one). */
   errors: readonly number[];
   /** 422 codes besides the path parameter's own (ip_domains refuses a bogon: non_public_ip). */
   alsoRefuses?: readonly ErrorCode[];
@@ -157,6 +173,8 @@ export interface Operation {
   run(args: CallArguments, context: RunContext): object;
   /** False for an answer that is not counted (a bogon lookup_ip). */
   billable(body: object): boolean;
+  /** Which answers the server keeps per release; absent: none. */
+  answerCache?: AnswerCaching;
 }
 
 const LOOKUP_ERRORS = [401, 402, 422, 429, 503] as const;
@@ -171,6 +189,9 @@ const PAGING =
   'a cursor expires (cursor_expired) when the data release changes: restart without it.';
 
 const always = () => true;
+
+/** lookup_asn first pages kept: only those of at least this many ranges (or full ones of a smaller plan page). */
+const KEPT_ASN_MIN_RANGES = 16;
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -195,6 +216,14 @@ export const OPERATIONS: readonly Operation[] = [
     errors: LOOKUP_ERRORS,
     run: (args, { release }) => lookupIp(release, { ip: args.ip! }),
     billable: (body) => (body as { is_bogon?: boolean }).is_bogon !== true,
+    // An answer depends only on the release and the address, and a popular address is asked again
+    // and again; a kept answer is 0.5–1.7 KB (the release blocks are shared): 16,384 stay under 32 MB.
+    answerCache: {
+      entries: 16_384,
+      admission: 'asked-twice',
+      key: (args) => args.ip ?? null,
+      worthKeeping: always,
+    },
   },
   {
     id: 'ip_domains',
@@ -308,6 +337,21 @@ export const OPERATIONS: readonly Operation[] = [
         cursor: args.cursor,
       }),
     billable: always,
+    // A first page of the default size (the plan's, when smaller) depends only on the release, the AS
+    // number and that size. Large pages only: formatting 16 to 100 ranges costs ten to a hundred
+    // times a small page; on the full-scale release 2,031 of 94,533 routed AS numbers have as many,
+    // and 1,024 kept pages of at most about 10 KB stay under 10 MB.
+    answerCache: {
+      entries: 1024,
+      admission: 'always',
+      key: (args, { pageSize }) =>
+        args.asn === undefined || args.limit !== undefined || args.cursor !== undefined
+          ? null
+          : `${args.asn}\0${pageSize(DEFAULT_LIMIT)}`,
+      worthKeeping: (value, { pageSize }) =>
+        ((value as { ranges?: unknown[] }).ranges?.length ?? 0) >=
+        Math.min(KEPT_ASN_MIN_RANGES, pageSize(DEFAULT_LIMIT)),
+    },
   },
   {
     id: 'ping',
@@ -332,11 +376,6 @@ export const TOOLS: readonly Operation[] = OPERATIONS.filter((op) => op.tool);
 
 export function operationById(id: string): Operation | undefined {
   return OPERATIONS.find((op) => op.id === id);
-}
-
-/** The Fastify form of an operation's path (`/v1/ip/:ip`). */
-export function routePath(op: Operation): string {
-  return op.path.replace(/\{(\w+)\}/g, ':$1');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,15 +419,9 @@ export function queryStringSchema(op: Operation): z.ZodObject {
 
 /**
  * The arguments of an MCP tool call parsed with its input schema. A bad value of the looked-up
- * thing (ip, domain, asn) gets that thing's Errors-table code; any other bad argument the code
+ * thing (ip, domain, asn) gets that thing's error code; any other bad argument the code
  * `invalid_arguments` (REST answers those with a 422 `detail` list instead).
  */
-export const INVALID_ARGUMENTS = 'invalid_arguments';
-
-export class ArgumentError extends Error {
-  readonly code = INVALID_ARGUMENTS;
-}
-
 const TOOL_SCHEMAS = new Map(TOOLS.map((op) => [op.id, argumentSchema(op)]));
 
 export function parseToolArguments(op: Operation, raw: unknown): CallArguments {
@@ -400,7 +433,7 @@ export function parseToolArguments(op: Operation, raw: unknown): CallArguments {
   if (op.pathParameter !== undefined && field === op.pathParameter)
     throw new ApiError(PATH_PARAMETERS[op.pathParameter].code);
   const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  throw new ArgumentError(`${where}${argumentMessage(issue)}`);
+  throw new ApiError('invalid_arguments', `${where}${argumentMessage(issue)}`);
 }
 
 function argumentMessage(issue: z.core.$ZodIssue): string {

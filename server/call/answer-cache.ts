@@ -1,18 +1,16 @@
 /**
- * An operation's answer, encoded: the query layer's plain object as JSON parts (json.ts), for
- * lookup_asn its large first pages kept per release (see LOOKUP_ASN_KEPT_ANSWERS), and for
- * lookup_ip the answers kept per release (those asked lately, see RecentCache): a lookup_ip
- * answer depends only on the release and the address, and a popular address is asked again and
- * again. A kept answer is its head as UTF-8 (0.5–1.7 KB on the full-scale release; the release
- * blocks are shared), so the LOOKUP_IP_KEPT_ANSWERS answers stay under 32 MB. An answer is kept
- * only when its address is asked a second time while the last LOOKUP_IP_ADMISSION addresses missed
- * are remembered: traffic spread over many addresses then adds no garbage.
+ * An operation's answer, encoded: the query layer's plain object as JSON parts (encoding/json.ts),
+ * kept for the rest of the release when the operation's `answerCache` (shared/operations.ts) says
+ * so: an answer that depends only on the release and a key is found again without the lookup and
+ * without its encoding. A kept answer is its head as UTF-8 (the release blocks are shared), in a
+ * RecentCache of the release. With `asked-twice` admission an answer is kept only when its key was
+ * asked while the last 8,192 keys that missed were remembered: traffic spread over many keys then
+ * adds no garbage.
  */
 import type { CallArguments, Operation, RunContext } from '../../shared/operations.js';
 import { hashText } from '../../shared/hash.js';
-import { RecentCache, perRelease } from '../../shared/queries/common.js';
-import { DEFAULT_LIMIT } from '../../shared/queries/paging.js';
-import type { Release } from '../../shared/queries/index.js';
+import { RecentCache } from '../../shared/queries/common.js';
+import { ReleaseSlot, type Release } from '../../shared/queries/release.js';
 import { responseParts, type ResponseJson } from '../encoding/json.js';
 
 export interface Answer {
@@ -22,39 +20,23 @@ export interface Answer {
   readonly billable: boolean;
   /** The response object, when the caller asked for it (the MCP SDK path's structuredContent). */
   readonly value?: object;
-  /** True: a kept answer, the same object for every call of the address while it is kept. */
+  /** True: a kept answer, the same object for every call of its key while it is kept. */
   readonly kept?: boolean;
 }
 
-const LOOKUP_IP_KEPT_ANSWERS = 16_384;
-const LOOKUP_IP_ADMISSION = 8192;
-/** The bits of each generation of the lookup_ip admission filter (a power of two). */
+/** Keys remembered by the admission filter (two generations of half as many). */
+const ADMISSION_KEYS = 8192;
+/** The bits of each generation of the admission filter (a power of two). */
 const ADMISSION_BITS = 65_536;
 
 /**
- * lookup_asn first pages kept per release: only those with at least LOOKUP_ASN_KEPT_MIN_RANGES
- * ranges, whose formatting (CIDRs, texts, JSON) costs ten to a hundred times a small one's. On the
- * full-scale release 2,031 of 94,533 routed AS numbers have as many; a kept page is at most about
- * 10 KB (100 ranges), so the LOOKUP_ASN_KEPT_ANSWERS stay under 10 MB and small pages add nothing.
- */
-const LOOKUP_ASN_KEPT_ANSWERS = 1024;
-const LOOKUP_ASN_KEPT_MIN_RANGES = 16;
-
-interface AnswerCache {
-  answers: RecentCache<string, Answer>;
-  /** Addresses asked once recently (the admission filter). */
-  asked: AskedOnce;
-}
-
-/**
- * The admission filter of the kept lookup_ip answers: remembers the addresses asked recently, as two
- * bits of a 32-bit hash (FNV-1a) in a bit set of 65,536, in two generations of up to
- * LOOKUP_IP_ADMISSION / 2 addresses each (the older one is cleared and reused when the newer one is
- * full), like the maps of addresses it replaces. Nothing is allocated per request: a map of the
- * addresses themselves kept every address of a cache-missing load alive long enough to be moved to
- * the old generation, to be collected there. An address whose two bits others set is kept on its
- * first request (at most about 1 in 40, computed for two full generations), which costs only the
- * room of a kept answer.
+ * The admission filter of `asked-twice` caching: remembers the keys asked recently, as two bits of a
+ * 32-bit hash (FNV-1a) in a bit set of 65,536, in two generations of up to ADMISSION_KEYS / 2 keys
+ * each (the older one is cleared and reused when the newer one is full). Nothing is allocated per
+ * request: a map of the keys themselves kept every key of a cache-missing load alive long enough to
+ * be moved to the old generation, to be collected there. A key whose two bits others set is kept
+ * on its first request (at most about 1 in 40, computed for two full generations), which costs
+ * only the room of a kept answer.
  */
 class AskedOnce {
   private newer = new Uint32Array(ADMISSION_BITS / 32);
@@ -67,7 +49,7 @@ class AskedOnce {
     const a = h & (ADMISSION_BITS - 1);
     const b = (h >>> 16) & (ADMISSION_BITS - 1);
     if (hasBoth(this.newer, a, b) || hasBoth(this.older, a, b)) return true;
-    if (this.added >= LOOKUP_IP_ADMISSION / 2) {
+    if (this.added >= ADMISSION_KEYS / 2) {
       const cleared = this.older.fill(0);
       this.older = this.newer;
       this.newer = cleared;
@@ -84,15 +66,33 @@ function hasBoth(bits: Uint32Array, a: number, b: number): boolean {
   return (bits[a >>> 5]! & (1 << (a & 31))) !== 0 && (bits[b >>> 5]! & (1 << (b & 31))) !== 0;
 }
 
+/** One operation's kept answers in one release. */
+interface KeptAnswers {
+  answers: RecentCache<string, Answer>;
+  /** The admission filter of `asked-twice` caching; null: `always`. */
+  asked: AskedOnce | null;
+}
+
+/** Per release, the kept answers of each operation that keeps any. */
+const KEPT = new ReleaseSlot('kept answers', () => new Map<Operation, KeptAnswers>());
+
+function keptOf(release: Release, op: Operation): KeptAnswers {
+  const all = KEPT.of(release);
+  let kept = all.get(op);
+  if (kept === undefined) {
+    const policy = op.answerCache!;
+    kept = {
+      answers: new RecentCache(policy.entries / 2),
+      asked: policy.admission === 'asked-twice' ? new AskedOnce() : null,
+    };
+    all.set(op, kept);
+  }
+  return kept;
+}
+
 /** The answer for the response object `value` of `op`. */
 function answerFor(op: Operation, value: object): Answer {
   return { json: responseParts(value), billable: op.billable(value) };
-}
-
-function fresh(op: Operation, args: CallArguments, context: RunContext, withValue: boolean): Answer {
-  const value = op.run(args, context);
-  const answer = answerFor(op, value);
-  return withValue ? { ...answer, value } : answer;
 }
 
 /** The answer to keep: its head as UTF-8 in a buffer of its own (a pooled slice would pin its slab). */
@@ -108,47 +108,22 @@ function keptAnswer(answer: Answer): Answer {
  * and never kept. `withValue`: the answer carries the response object (never a kept answer).
  */
 export function answerOf(op: Operation, args: CallArguments, context: RunContext, withValue = false): Answer {
+  const policy = op.answerCache;
   const release = context.release;
-  if (op.id === 'lookup_asn' && !withValue && release !== null) return asnAnswer(op, args, context, release);
-  if (op.id !== 'lookup_ip' || withValue || release === null || args.ip === undefined) {
-    return fresh(op, args, context, withValue);
+  const key = policy === undefined || withValue || release === null ? null : policy.key(args, context);
+  if (key === null) {
+    const value = op.run(args, context);
+    const answer = answerFor(op, value);
+    return withValue ? { ...answer, value } : answer;
   }
-  const cache = perRelease<AnswerCache>(release, 'lookup_ip answers', () => ({
-    answers: new RecentCache(LOOKUP_IP_KEPT_ANSWERS / 2),
-    asked: new AskedOnce(),
-  }));
-  const hit = cache.answers.get(args.ip);
+  const kept = keptOf(release!, op);
+  const hit = kept.answers.get(key);
   if (hit !== undefined) return hit;
-  const answer = fresh(op, args, context, false);
-  if (!cache.asked.seen(args.ip)) return answer;
-  const keep = keptAnswer(answer);
-  cache.answers.set(args.ip, keep);
-  return keep;
-}
-
-/**
- * lookup_asn: a first page of the default size (the plan's, when smaller) is kept when it is large;
- * an answer depends only on the release, the AS number and the page size.
- */
-function asnAnswer(op: Operation, args: CallArguments, context: RunContext, release: Release): Answer {
-  if (args.asn === undefined || args.limit !== undefined || args.cursor !== undefined) {
-    return fresh(op, args, context, false);
-  }
-  // The page size the caller's plan gives (the same call the lookup makes: the envelope sees it).
-  const size = context.pageSize(DEFAULT_LIMIT);
-  const key = `${args.asn}\0${size}`;
-  const kept = perRelease(
-    release,
-    'lookup_asn answers',
-    () => new RecentCache<string, Answer>(LOOKUP_ASN_KEPT_ANSWERS / 2),
-  );
-  const hit = kept.get(key);
-  if (hit !== undefined) return hit;
-  const value = op.run(args, context) as { ranges?: unknown[] };
+  const value = op.run(args, context);
   const answer = answerFor(op, value);
-  // A large page, or a full one where the plan's pages are smaller.
-  if ((value.ranges?.length ?? 0) < Math.min(LOOKUP_ASN_KEPT_MIN_RANGES, size)) return answer;
+  if (kept.asked !== null && !kept.asked.seen(key)) return answer;
+  if (!policy!.worthKeeping(value, context)) return answer;
   const keep = keptAnswer(answer);
-  kept.set(key, keep);
+  kept.answers.set(key, keep);
   return keep;
 }

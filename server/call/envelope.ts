@@ -1,29 +1,30 @@
 /**
- * The call envelope: one operation call for one caller, in SPEC.md's order, for every transport
- * (REST routes, the fast lane, the MCP SDK path, the MCP plain-call path). The transports only
- * translate: they find the caller (the key check), hand in the raw arguments, and write the
- * outcome in their own form.
+ * The call envelope: one operation call, whole, for every transport (REST, MCP tools/call on its
+ * fast path and through the SDK, the console's playground). A transport hands in what it read
+ * (the operation, the key as sent, the client's address, the raw arguments) and writes the
+ * result it gets back; everything between happens here, in this order (docs/api.md#authentication,
+ * docs/decisions/0016):
  *
- * 1. The key: a caller whose key was refused gets that refusal (401, or 429 from the refused-key
- *    throttle) and nothing else happens.
- * 2. The parameters, then the lookup (parse errors and lookup refusals are kept, not yet answered).
+ * 1. The key: none, one in the URL, or one the accounts store does not accept is refused 401 and
+ *    counted by the refused-key throttle (429 `rate_limited` with Retry-After once an address is
+ *    over its limit); nothing else happens.
+ * 2. The parameters, then the lookup (their refusals are kept, not yet answered).
  * 3. One unit reserved. A meter refusal (429, 402, 503) is the answer whatever step 2 found: the
- *    limits come before the parameters, as they always have on the wire.
+ *    limits come before the parameters.
  * 4. The unit settled: an answered, billable lookup commits it; a refused or unbilled one (a bogon
- *    lookup_ip) releases it. The outcome carries the final limit headers (Reservation.commit /
- *    release return them).
+ *    lookup_ip) releases it. The result carries the final limit headers.
+ * 5. The result is handed to the transport once the counters have the unit: at once, in the same
+ *    turn, when nothing had to be waited for (a key verified moments ago, a meter that grants in
+ *    process); else when the key check, the meter or the counters have answered. Whether to wait
+ *    is decided here only; transports never ask.
  *
  * The lookup runs before the unit is reserved, with the page size the principal's plan suggests;
- * when the reservation's plan allows a different page for the requested limit, it runs again (a
- * plan whose page size is below the request).
- *
- * call() returns the outcome at once when the meter can grant without waiting (the fast lane's
- * synchronous path), otherwise a promise of it.
+ * when the reservation's plan allows a different page for the requested limit, it runs again.
+ * Anything unexpected is logged and answered 500 `internal_error`.
  */
 import type { KeyPrincipal } from '../../accounts/index.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
 import {
-  ArgumentError,
   parseToolArguments,
   queryStringSchema,
   type CallArguments,
@@ -31,29 +32,41 @@ import {
   type RunContext,
 } from '../../shared/operations.js';
 import type { Release } from '../../shared/queries/index.js';
+import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
+import { SETTLED, type Meter, type Reservation } from '../limits/meter.js';
 import { answerOf, type Answer } from './answer-cache.js';
-import { SETTLED, type Meter, type Reservation } from '../metering.js';
+import { KEY_IN_URL_MESSAGE, type AccountsPort } from './keys.js';
 import { pageLimit } from './page-size.js';
-import { QueryValidationError, parseQuery, type ValidationIssue } from './query-params.js';
+import { parseQuery } from './query-params.js';
 
-/** The key check's outcome, found by the transport. */
-export type Caller =
-  { principal: KeyPrincipal; refusal?: undefined } | { principal: null; refusal: ApiError };
+/** Who makes the call: the key as the transport read it, or a principal the console vouches for. */
+export type Credential = { token: string | null; keyInUrl: boolean } | { principal: KeyPrincipal };
 
 /** The arguments as the transport received them. */
 export type RawArguments =
   { from: 'rest'; path: string | undefined; query: unknown } | { from: 'tool'; args: unknown };
 
+/** What a transport read of one call. */
+export interface CallFacts {
+  op: Operation;
+  credential: Credential;
+  /** The client's address, for the refused-key throttle (read only when a key is refused). */
+  clientAddress(): string | undefined;
+  args: RawArguments;
+  /** The answer carries the response object (the MCP SDK path's structuredContent). */
+  withValue?: boolean;
+}
+
 /** Why a call was not answered, in every form a transport writes it. */
 export interface Refusal {
-  /** The Errors-table code, or `invalid_arguments` for an MCP argument REST answers with `detail`. */
+  /** The error code (`invalid_arguments` for what REST answers with a `detail` list). */
   code: string;
   message: string;
   /** The REST body: `{error, message}`, or `{detail: [...]}` for a query parameter out of range. */
   body: { error: string; message: string } | { detail: ValidationIssue[] };
 }
 
-export interface CallOutcome {
+export interface CallResult {
   status: number;
   /** Limit headers (final) and Retry-After, to add to the transport's own. */
   headers: Readonly<Record<string, string>>;
@@ -61,36 +74,40 @@ export interface CallOutcome {
   answer: Answer | null;
   /** The refusal of any other status. */
   refusal: Refusal | null;
-  /** Resolves once the counters have the unit's outcome. */
-  settled: Promise<void>;
 }
 
-export interface CallOptions {
-  /** The answer carries the response object (the MCP SDK path's structuredContent). */
-  withValue?: boolean;
-  /**
-   * Only an answer is wanted (the fast paths): anything else returns null without a unit taken or
-   * kept, and the transport leaves the request to the full path.
-   */
-  answersOnly?: boolean;
-}
+export type Respond = (result: CallResult) => void;
 
 export interface EnvelopeDeps {
   releases: { current(): Release | null };
+  /** The key check (server/limits/key-verifier.ts in a server). */
+  accounts: AccountsPort;
   meter: Meter;
+  /** Too many refused keys from one address answer rate_limited; none: not throttled. */
+  refusedKeys?: RefusedKeyThrottle | undefined;
   /** A refusal of the meter (429 rate_limited, 402 quota_exceeded or project_cap_exceeded), for the metrics. */
-  onMeterRefusal?(code: string): void;
+  onMeterRefusal?: ((code: string) => void) | undefined;
   /** A failure that is not a refusal (a bug): logged, answered 500 internal_error. */
-  logError(error: unknown, op: Operation): void;
+  logError(error: unknown, op: Operation | null): void;
 }
 
 export interface Envelope {
-  call(op: Operation, caller: Caller, raw: RawArguments, options?: CallOptions): Outcome;
+  /** Runs the call; `respond` is called once with its result (see the steps above); never throws. */
+  call(facts: CallFacts, respond: Respond): void;
+  /** A URL carrying something shaped like a key, on a route with no operation: 401, or 429. */
+  refuseKeyInUrl(clientAddress: string | undefined, respond: Respond): void;
+  /** The result of an error a transport met itself (413 over the body limit, a failure: 500). */
+  errorResult(error: unknown): CallResult;
 }
 
-export type Outcome = CallOutcome | null | Promise<CallOutcome | null>;
-
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** A lookup and the page size it used. */
+interface Looked {
+  answer: Answer;
+  asked: number | undefined;
+  used: number | undefined;
+}
 
 export function createEnvelope(deps: EnvelopeDeps): Envelope {
   const restSchemas = new Map<Operation, ReturnType<typeof queryStringSchema>>();
@@ -104,14 +121,13 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     return args;
   }
 
-  /** A lookup and the page size it used, for a page-size ceiling. */
   function lookUp(
     op: Operation,
     args: CallArguments,
     release: Release | null,
     ceiling: (requested: number) => number,
     withValue: boolean,
-  ): { answer: Answer; asked: number | undefined; used: number | undefined } {
+  ): Looked {
     let asked: number | undefined;
     let used: number | undefined;
     const context: RunContext = {
@@ -124,118 +140,138 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     return { answer: answerOf(op, args, context, withValue), asked, used };
   }
 
-  function refusalOf(
-    error: unknown,
-    op: Operation,
-  ): { status: number; refusal: Refusal; retryAfter?: number } {
+  /** The refusal of `error`: its own status and body, or 500 for anything that is not a refusal. */
+  function errorResult(error: unknown, op: Operation | null = null, headers = NO_HEADERS): CallResult {
+    let status: number;
+    let refusal: Refusal;
+    let retryAfter: number | undefined;
     if (error instanceof ApiError) {
-      return {
-        status: error.status,
-        refusal: { code: error.code, message: error.message, body: error.toBody() },
-        ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }),
-      };
+      status = error.status;
+      refusal = { code: error.code, message: error.message, body: error.toBody() };
+      retryAfter = error.retryAfter;
+    } else if (error instanceof QueryValidationError) {
+      status = 422;
+      refusal = { code: 'invalid_arguments', message: error.message, body: { detail: error.detail } };
+    } else {
+      deps.logError(error, op);
+      const internal = new ApiError('internal_error');
+      status = 500;
+      refusal = { code: internal.code, message: internal.message, body: internal.toBody() };
     }
-    if (error instanceof QueryValidationError) {
-      return {
-        status: 422,
-        refusal: { code: 'invalid_arguments', message: error.message, body: { detail: error.detail } },
-      };
-    }
-    if (error instanceof ArgumentError) {
-      return {
-        status: 422,
-        refusal: {
-          code: error.code,
-          message: error.message,
-          body: { error: error.code, message: error.message },
-        },
-      };
-    }
-    deps.logError(error, op);
-    const internal = new ApiError('internal_error');
-    return {
-      status: 500,
-      refusal: { code: internal.code, message: internal.message, body: internal.toBody() },
-    };
-  }
-
-  function refused(
-    error: unknown,
-    op: Operation,
-    headers: Readonly<Record<string, string>>,
-    settled: Promise<void>,
-  ): CallOutcome {
-    const { status, refusal, retryAfter } = refusalOf(error, op);
     const withRetry = retryAfter === undefined ? headers : { ...headers, 'retry-after': String(retryAfter) };
-    return { status, headers: withRetry, answer: null, refusal, settled };
+    return { status, headers: withRetry, answer: null, refusal };
   }
 
-  function call(op: Operation, caller: Caller, raw: RawArguments, options: CallOptions = {}): Outcome {
-    // 1. The key.
-    if (caller.principal === null) {
-      return options.answersOnly ? null : refused(caller.refusal, op, caller.refusal.headers, SETTLED);
-    }
-    const principal = caller.principal;
-    const withValue = options.withValue === true;
-    const release = deps.releases.current();
-    // 2. The parameters and the lookup, with the page size the principal's plan suggests.
-    let looked: ReturnType<typeof lookUp> | null = null;
-    let failure: unknown;
+  /** A refused key: counted by the throttle, then 401 (or 429 once the address is over its limit). */
+  function refuseKey(address: string | undefined, message: string | undefined, respond: Respond): void {
+    const refusal = new ApiError('unauthorized', message);
+    const throttle = deps.refusedKeys;
+    if (throttle === undefined) return respond(errorResult(refusal));
+    throttle.refused(address).then(
+      () => respond(errorResult(refusal)),
+      (error: unknown) => respond(errorResult(error)),
+    );
+  }
+
+  /** Steps 2 to 5 for a caller whose key was accepted. */
+  function callAs(principal: KeyPrincipal, facts: CallFacts, respond: Respond): void {
+    const { op } = facts;
+    const withValue = facts.withValue === true;
+    let release: Release | null = null;
     let args: CallArguments | undefined;
+    let looked: Looked | null = null;
+    let failure: unknown;
     try {
-      args = parse(op, raw);
+      release = deps.releases.current();
+      args = parse(op, facts.args);
       looked = lookUp(op, args, release, (requested) => pageLimit(principal, requested), withValue);
     } catch (error) {
       failure = error;
     }
-    if (looked === null && options.answersOnly) return null;
 
-    // 4. Settle the unit (once granted) and give the outcome.
-    const finish = (reservation: Reservation): CallOutcome | null => {
-      if (looked !== null && looked.asked !== undefined) {
-        const fits = Math.min(looked.asked, reservation.maxPageSize);
-        if (fits !== looked.used) {
-          // The plan's page differs from the one looked up: the page the plan gives.
-          try {
-            looked = lookUp(
-              op,
-              args!,
-              release,
-              (requested) => Math.min(requested, reservation.maxPageSize),
-              withValue,
-            );
-          } catch (error) {
-            looked = null;
-            failure = error;
+    const finish = (reservation: Reservation): void => {
+      let result: CallResult;
+      let done: Promise<void>;
+      try {
+        if (looked !== null && looked.asked !== undefined) {
+          const fits = Math.min(looked.asked, reservation.maxPageSize);
+          if (fits !== looked.used) {
+            // The plan's page differs from the one looked up: the page the plan gives.
+            try {
+              const size = (requested: number) => Math.min(requested, reservation.maxPageSize);
+              looked = lookUp(op, args!, release, size, withValue);
+            } catch (error) {
+              looked = null;
+              failure = error;
+            }
           }
         }
+        if (looked === null) {
+          const settled = reservation.release();
+          result = errorResult(failure, op, settled.headers);
+          done = settled.done;
+        } else {
+          const answer = looked.answer;
+          const settled = answer.billable ? reservation.commit() : reservation.release();
+          result = { status: 200, headers: settled.headers, answer, refusal: null };
+          done = settled.done;
+        }
+      } catch (error) {
+        return respond(errorResult(error, op));
       }
-      if (looked === null) {
-        const settled = reservation.release();
-        if (options.answersOnly) return null;
-        return refused(failure, op, settled.headers, settled.done);
-      }
-      const answer = looked.answer;
-      const settled = answer.billable ? reservation.commit() : reservation.release();
-      return { status: 200, headers: settled.headers, answer, refusal: null, settled: settled.done };
+      // The counters have the unit before the client hears of it.
+      if (done === SETTLED) return respond(result);
+      done.then(
+        () => respond(result),
+        (error: unknown) => respond(errorResult(error, op)),
+      );
     };
-    const meterRefused = (error: unknown): CallOutcome | null => {
-      if (options.answersOnly) return null;
+
+    let now: Reservation | undefined;
+    try {
+      now = deps.meter.reserveNow?.(principal);
+    } catch (error) {
+      return respond(errorResult(error, op));
+    }
+    if (now !== undefined) return finish(now);
+    deps.meter.reserve(principal).then(finish, (error: unknown) => {
       if (error instanceof ApiError && error.code !== 'service_unavailable')
         deps.onMeterRefusal?.(error.code);
-      return refused(error, op, error instanceof ApiError ? error.headers : NO_HEADERS, SETTLED);
-    };
-
-    // 3. One unit: at once when the meter can grant it so, else waited for.
-    const now = deps.meter.reserveNow?.(principal);
-    if (now !== undefined) return finish(now);
-    return deps.meter.reserve(principal).then(finish, meterRefused);
+      respond(errorResult(error, op, error instanceof ApiError ? error.headers : NO_HEADERS));
+    });
   }
 
-  return { call };
-}
+  function call(facts: CallFacts, respond: Respond): void {
+    const credential = facts.credential;
+    if ('principal' in credential) return callAs(credential.principal, facts, respond);
+    if (credential.keyInUrl) return refuseKey(facts.clientAddress(), KEY_IN_URL_MESSAGE, respond);
+    const token = credential.token;
+    if (token === null) return refuseKey(facts.clientAddress(), undefined, respond);
+    let known: KeyPrincipal | undefined;
+    try {
+      known = deps.accounts.peekKey?.(token);
+    } catch (error) {
+      return respond(errorResult(error, facts.op));
+    }
+    if (known !== undefined) return callAs(known, facts, respond);
+    // The client's address now: a socket closed during a slow key check no longer has one.
+    let address: string | undefined;
+    try {
+      address = facts.clientAddress();
+    } catch {
+      address = undefined;
+    }
+    deps.accounts.verifyKey(token).then(
+      (principal) =>
+        principal === null ? refuseKey(address, undefined, respond) : callAs(principal, facts, respond),
+      // The store does not answer: 503 service_unavailable (server/limits/key-verifier.ts), or a bug.
+      (error: unknown) => respond(errorResult(error, facts.op)),
+    );
+  }
 
-/** True when an outcome must be waited for. */
-export function isPending(outcome: Outcome): outcome is Promise<CallOutcome | null> {
-  return outcome instanceof Promise;
+  return {
+    call,
+    refuseKeyInUrl: (address, respond) => refuseKey(address, KEY_IN_URL_MESSAGE, respond),
+    errorResult: (error) => errorResult(error),
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * SPEC.md Limits: free keys get at most 100 items per page; a larger `limit` is lowered (not
+ * Page sizes (docs/api.md#limits): free keys get at most 100 items per page; a larger `limit` is lowered (not
  * refused) and `next_cursor` continues.
  */
 import type { KeyPrincipal } from '../../accounts/index.js';

@@ -1,22 +1,10 @@
 /**
- * Query-parameter validation with the FastAPI-like 422 body of SPEC.md ("Framework-level errors use
- * `detail`"): `{detail: [{loc: ["query", name], msg, type}]}`, one item per bad parameter. Path
- * parameters are checked by the query layer (invalid_ip, invalid_domain, …), not here.
+ * REST query-parameter validation with the framework-level 422 body (docs/api.md#errors):
+ * `{detail: [{loc: ["query", name], msg, type}]}`, one item per bad parameter. Path parameters are
+ * checked by the query layer (invalid_ip, invalid_domain, …), not here.
  */
 import type { z } from 'zod';
-
-export interface ValidationIssue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-export class QueryValidationError extends Error {
-  override name = 'QueryValidationError';
-  constructor(readonly detail: ValidationIssue[]) {
-    super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
-  }
-}
+import { QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
 
 /** Parses the query string with `schema`; unknown parameters are ignored, as FastAPI does. */
 export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {

@@ -6,19 +6,12 @@
  * gracefully.
  */
 import type { Settings } from '../../shared/config.js';
-import type { RunningServer, WorkerRole } from '../cli.js';
+import { serve, type WorkerRole } from '../serve.js';
 import { refusedKeyThrottle } from '../limits/refused-keys.js';
 import { answerClusterScrapes } from '../observability/metrics.js';
 import { holdRequests } from './hold.js';
 import { IpcCounters, type IpcChannel } from './ipc-counters.js';
 import { isOurs, type PrimaryMessage, type WorkerMessage } from './messages.js';
-
-type Serve = (
-  settings: Settings,
-  out: (line: string) => void,
-  logDestination: undefined,
-  worker: WorkerRole,
-) => Promise<RunningServer>;
 
 /** A hold the primary does not end (it is gone, or stuck) ends by itself after this long. */
 const HOLD_LIMIT_MS = 2_000;
@@ -27,7 +20,7 @@ function send(message: WorkerMessage): void {
   if (process.connected) process.send!(message);
 }
 
-export async function runWorker(settings: Settings, serve: Serve): Promise<void> {
+export async function runWorker(settings: Settings): Promise<void> {
   if (settings.METRICS_PORT !== '') answerClusterScrapes();
   // With Redis every worker counts there, like a replica; without, the primary counts for all.
   const role: WorkerRole = settings.REDIS_URL

@@ -4,6 +4,9 @@
  * release, and a response is written as its own fields (the head) then those blocks.
  */
 
+/** The content type of every JSON response of the REST API. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /** A release's coverage, attribution and release blocks as JSON, with the response's closing brace. */
 export interface ReleaseBlocksJson {
   /** `"coverage":…,"attribution":…,"release":…}` */

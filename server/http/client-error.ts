@@ -1,16 +1,15 @@
 /**
- * Refusals of the HTTP layer, before a request exists (node:http's 'clientError', Fastify's
- * clientErrorHandler): an oversized request line or header block (431), bytes the parser refuses
- * (400), a request whose headers or body did not arrive in time (408). Answered in the SPEC.md
- * framework envelope `{detail}` with an `X-Request-ID`, then the connection is closed.
+ * Refusals of the HTTP layer, before a request exists (node:http's 'clientError'): an oversized
+ * request line or header block (431), bytes the parser refuses (400), a request whose headers or
+ * body did not arrive in time (408). Answered in the framework envelope `{detail}`
+ * (docs/api.md#errors) with an `X-Request-ID`, then the connection is closed.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyBaseLogger } from 'fastify';
-import { responseJson } from '../encoding/json.js';
+import type { Logger } from 'pino';
 import { REQUEST_ID_HEADER } from './request-id.js';
-import { JSON_CONTENT_TYPE } from '../send-json.js';
+import { JSON_CONTENT_TYPE, responseJson } from '../encoding/json.js';
 
 /** Node's limit on the request line and headers together (http.maxHeaderSize, 16 KiB). */
 const MAX_HEADER_KIB = 16;
@@ -70,7 +69,7 @@ export function clientErrorResponse(
 
 export function createClientErrorHandler(
   timeouts: { headersMs: number; requestMs: number },
-  log: () => FastifyBaseLogger,
+  log: () => Logger | undefined,
 ) {
   return function clientErrorHandler(error: ClientError, socket: Socket): void {
     // A reset connection: nobody to answer.
@@ -78,7 +77,7 @@ export function createClientErrorHandler(
     // Node's caution: never write into a response that has already started on this socket.
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     const { status, detail } = clientErrorAnswer(error, timeouts);
-    log().debug({ code: error.code, status }, 'client error');
+    log()?.debug({ code: error.code, status }, 'client error');
     if (!socket.writable || inFlight?.headersSent === true) {
       socket.destroy();
       return;

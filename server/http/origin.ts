@@ -1,10 +1,9 @@
 /**
- * Browser requests (SPEC.md Authentication 8): only the console's origin may call the API. A request
- * with any other `Origin` gets 403 `{detail: "Forbidden"}`; one from the console gets CORS headers
- * (and a preflight answer) so the console's Playground can read responses and limit headers.
+ * Browser requests (docs/api.md#authentication): only the console's origin may call the API. A
+ * request with any other `Origin` gets 403 `{detail: "Forbidden"}`; one from the console gets CORS
+ * headers (and a preflight answer) so the console's Playground can read responses and limit headers.
  */
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { sendJson } from '../send-json.js';
+import type { Exchange } from './exchange.js';
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type';
 /** What a browser MCP client sends besides (the SDK's Streamable HTTP transport, both eras). */
@@ -42,39 +41,34 @@ export function consoleOrigin(consoleUrl: string): string | null {
   return url.origin;
 }
 
-export function browserOriginHook(allowedOrigin: string | null) {
-  // Callback style (no promise per request); a 403 ends the request without calling done.
-  return function checkOrigin(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: HookHandlerDoneFunction,
-  ): void {
-    reply.header('vary', 'Origin');
-    const origin = request.headers.origin;
-    if (origin === undefined) return done();
-    if (origin !== allowedOrigin) {
-      sendJson(reply, { detail: 'Forbidden' }, 403);
-      return;
-    }
-    reply.header('access-control-allow-origin', origin);
-    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
-    done();
-  };
+/**
+ * The origin check of an API route: adds `Vary: Origin` to every response of the exchange, and for
+ * the console the CORS headers; false (and answered 403) for any other origin.
+ */
+export function originAllowed(ex: Exchange, allowedOrigin: string | null): boolean {
+  ex.addHeader('vary', 'Origin');
+  const origin = ex.req.headers.origin;
+  if (origin === undefined) return true;
+  if (origin !== allowedOrigin) {
+    ex.detail(403, 'Forbidden');
+    return false;
+  }
+  ex.addHeader('access-control-allow-origin', origin);
+  ex.addHeader('access-control-expose-headers', EXPOSED_HEADERS);
+  return true;
 }
 
-/** True (and answered) when the request is a CORS preflight from the allowed origin. */
-export function answerPreflight(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  methods: string,
-  allowedHeaders = ALLOWED_HEADERS,
-): boolean {
-  if (request.method !== 'OPTIONS' || request.headers.origin === undefined) return false;
-  reply
-    .code(204)
-    .header('access-control-allow-methods', methods)
-    .header('access-control-allow-headers', allowedHeaders)
-    .header('access-control-max-age', PREFLIGHT_MAX_AGE_SECONDS)
-    .send();
+/** True (and answered 204) when the request is a CORS preflight. */
+export function answerPreflight(ex: Exchange, methods: string, allowedHeaders = ALLOWED_HEADERS): boolean {
+  if (ex.req.method !== 'OPTIONS' || ex.req.headers.origin === undefined) return false;
+  ex.write(
+    204,
+    {
+      'access-control-allow-methods': methods,
+      'access-control-allow-headers': allowedHeaders,
+      'access-control-max-age': PREFLIGHT_MAX_AGE_SECONDS,
+    },
+    '',
+  );
   return true;
 }

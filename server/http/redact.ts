@@ -1,12 +1,12 @@
 /**
- * Keys never reach a log, and a key in a URL is refused (SPEC.md Authentication 4):
+ * Keys never reach a log, and a key in a URL is refused (docs/api.md#authentication):
  * - by value: anything shaped like a key (accounts/api-key.ts), anywhere in the URL (path,
  *   query names or values, any parameter name, `api_key[]`, percent-encoded), whatever the route;
- * - by name: the five query parameter names of SPEC.md, whatever their value, on keyed routes.
+ * - by name: the five refused query parameter names, whatever their value, on keyed routes.
  */
 import { containsKeyShape, redactKeyShapes } from '../../accounts/api-key.js';
 
-/** Query parameter names refused as a key in the URL (SPEC.md Authentication 4), lowercased. */
+/** Query parameter names refused as a key in the URL (docs/api.md#authentication), lowercased. */
 export const KEY_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'api_key',
   'apikey',
@@ -14,10 +14,6 @@ export const KEY_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'token',
   'authorization',
 ]);
-
-/** The message of every refusal of a key in the URL (REST 401 and the MCP tool error). */
-export const KEY_IN_URL_MESSAGE =
-  'API keys are not accepted in the URL: remove the key from the URL and send the header "Authorization: Bearer <API_KEY>"';
 
 const REDACTED = 'REDACTED';
 

@@ -1,21 +1,15 @@
 /**
- * SPEC.md Errors 2: a path with a trailing slash is redirected (308, method and body kept) to the
- * path without it, keeping the query string. Paths that would become protocol-relative (`//host`,
- * `/\host`) are not redirected: that would be an open redirect.
+ * A path with a trailing slash is redirected (308, method and body kept) to the path without it,
+ * keeping the query string (docs/api.md#errors). Paths that would become protocol-relative
+ * (`//host`, `/\host`) are not redirected: that would be an open redirect.
  */
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
-/** An onRequest hook (callback style: no promise per request); a redirect ends the request. */
-export function trailingSlashRedirect(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: HookHandlerDoneFunction,
-): void {
-  const url = request.url;
+/** Where a URL with a trailing slash is redirected, or null when it has none (or is `/`). */
+export function trailingSlashTarget(url: string): string | null {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  if (path.length <= 1 || !path.endsWith('/')) return done();
+  if (path.length <= 1 || !path.endsWith('/')) return null;
   const trimmed = path.replace(/\/+$/, '');
-  if (trimmed === '' || !/^\/[^/\\]/.test(trimmed)) return done();
-  reply.redirect(trimmed + (q === -1 ? '' : url.slice(q)), 308);
+  if (trimmed === '' || !/^\/[^/\\]/.test(trimmed)) return null;
+  return trimmed + (q === -1 ? '' : url.slice(q));
 }

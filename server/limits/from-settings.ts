@@ -8,13 +8,12 @@
 import { Redis } from 'ioredis';
 import type { AccountsStore } from '../../accounts/index.js';
 import { openConfiguredAccountsStore } from '../../accounts/open.js';
-import type { AccountsPort } from '../auth.js';
-import { unmetered, type Meter } from '../metering.js';
+import type { AccountsPort } from '../call/keys.js';
+import { CountingMeter, unmetered, type Meter } from './meter.js';
 import type { Settings } from '../../shared/config.js';
 import type { Counters } from './counters.js';
 import { cachedKeyVerifier } from './key-verifier.js';
 import { MemoryCounters } from './memory-counters.js';
-import { CountingMeter } from './meter.js';
 import { PlanBook, freePlan } from './plans.js';
 import { RedisCounters } from './redis-counters.js';
 import { refusedKeyThrottle, type RefusedKeyThrottle } from './refused-keys.js';

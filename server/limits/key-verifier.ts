@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../../shared/errors.js';
 import type { AccountsStore, KeyPrincipal } from '../../accounts/index.js';
-import type { AccountsPort } from '../auth.js';
+import type { AccountsPort } from '../call/keys.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from './meter.js';
 
 /** Most cached tokens; when full the cache starts over (a flood of distinct keys cannot grow it). */

@@ -1,29 +1,70 @@
 /**
- * The Meter of server/metering.ts over a plan book and counters: reserve takes one unit (or throws
- * the refusal: 429 rate_limited with Retry-After, 402 quota_exceeded / project_cap_exceeded, 503
- * service_unavailable when the counters cannot be reached at all), commit keeps it, release gives it
- * back. Both settle once and return the headers of the state after it.
+ * Plans, rate limits and quotas as a call sees them (docs/api.md#limits, docs/decisions/0007): the
+ * Meter a call reserves one unit of (server/call/envelope.ts), and the CountingMeter over a plan
+ * book and counters. reserve takes one unit (or throws the refusal: 429 rate_limited with
+ * Retry-After, 402 quota_exceeded / project_cap_exceeded, 503 service_unavailable when the counters
+ * cannot be reached at all), commit keeps it, release gives it back: an answered lookup commits,
+ * anything refused (400, 410, 422, a bogon lookup_ip) releases, so nothing refused is counted and
+ * nothing served goes uncounted. Both settle once and return the X-RateLimit-* / X-Quota-* /
+ * X-Project-Quota-* headers of the state after it.
  */
 import { ApiError } from '../../shared/errors.js';
 import type { KeyPrincipal, Plan } from '../../accounts/index.js';
-import { SETTLED, type Meter, type Reservation, type Settled } from '../metering.js';
 import type { Counters, TakeResult, Ticket } from './counters.js';
 import type { PlanBook } from './plans.js';
 import { countText } from '../encoding/count-text.js';
 
+/** A unit kept or given back: the response's final limit headers, and when the counters have it. */
+export interface Settled {
+  /** Header name -> value for the HTTP response of this call, as the unit now stands. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Resolves once the counters have the outcome (a shared store may take a round trip). */
+  readonly done: Promise<void>;
+}
+
+/** One unit taken for a call, until it is committed (counted) or released (given back), once. */
+export interface Reservation {
+  /** Largest page size the principal's plan allows (Free: 100). */
+  readonly maxPageSize: number;
+  commit(): Settled;
+  release(): Settled;
+}
+
+export interface Meter {
+  reserve(principal: KeyPrincipal): Promise<Reservation>;
+  /**
+   * The same reservation without waiting, when the meter can grant it at once; undefined when it
+   * cannot say without waiting or would refuse (call reserve, which answers the refusal).
+   */
+  reserveNow?(principal: KeyPrincipal): Reservation | undefined;
+}
+
+/**
+ * `done` of a unit the counters already have (in-process counters): one shared resolved promise,
+ * so the envelope can tell it needs no wait (`done === SETTLED`) and a request allocates none.
+ */
+export const SETTLED: Promise<void> = Promise.resolve();
+
+/** The reservation of an unmetered call: nothing to count, no headers, the largest page. */
+const NOTHING: Settled = Object.freeze({ headers: Object.freeze({}), done: SETTLED });
+const FREE_PASS: Reservation = Object.freeze({
+  maxPageSize: 1000,
+  commit: () => NOTHING,
+  release: () => NOTHING,
+});
+
+/**
+ * No limits (used until a plan store is configured, with METERING=off, and by tools that must not
+ * be metered). It grants at once too, so an unmetered request takes the same synchronous path as
+ * a metered one (the baseline of the metering benchmark).
+ */
+export const unmetered: Meter = {
+  reserve: async () => FREE_PASS,
+  reserveNow: () => FREE_PASS,
+};
+
 /** Seconds a client is told to wait when the accounts store or the counters do not answer. */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
-
-/** A refusal of the meter: an ApiError that also carries the limit headers of the response. */
-export class MeterRefusal extends ApiError {
-  constructor(
-    code: 'rate_limited' | 'quota_exceeded' | 'project_cap_exceeded',
-    headers: Record<string, string>,
-    retryAfter?: number,
-  ) {
-    super(code, undefined, retryAfter === undefined ? { headers } : { retryAfter, headers });
-  }
-}
 
 function limitHeaders(plan: Plan, cap: number | null, r: TakeResult): Record<string, string> {
   const headers: Record<string, string> = {
@@ -99,7 +140,12 @@ export class CountingMeter implements Meter {
     if (result.outcome !== 'ok') {
       const retryAfter =
         result.outcome === 'rate_limited' ? Math.max(1, Math.ceil(result.resetMs / 1000)) : undefined;
-      throw new MeterRefusal(result.outcome, headers, retryAfter);
+      // A refusal of the meter carries the limit headers of the response.
+      throw new ApiError(
+        result.outcome,
+        undefined,
+        retryAfter === undefined ? { headers } : { retryAfter, headers },
+      );
     }
     return new CountedReservation(
       this.options.counters,

@@ -1,104 +1,105 @@
 /**
- * The MCP tools (SPEC.md "MCP server: POST /mcp"): the operations of the table that are tools
+ * The MCP tools as the SDK serves them (sdk.ts): the operations of the table that are tools
  * (shared/operations.ts), each answering the same JSON as its REST endpoint, as structured content
  * and as text, through the same call envelope (server/call/envelope.ts). A refused call is a tool
  * error whose text is exactly `Error executing tool <tool>: <error code>: <message>`.
  *
- * The SDK would validate the arguments against the input schema before our handler runs, with its
- * own text and before any key check; so the schema handed to the SDK only *advertises* the zod
- * schema (tools/list shows it) and lets every value through, and the envelope validates after the
- * key check, answering with the codes of the Errors table.
+ * The SDK validates a call's arguments against the tool's input schema, which is the operation
+ * table's argument schema (argumentSchema): tools/list shows it, and a value of the wrong type is
+ * the SDK's own invalid-arguments error. The plain calls every client sends do not reach the SDK:
+ * the fast call (fast-call.ts) runs them through the envelope, which checks the key before the
+ * arguments and answers their refusals with the codes of the error table.
  */
 import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { ApiError } from '../../shared/errors.js';
-import { TOOLS, argumentSchema, operationById, type Operation } from '../../shared/operations.js';
-import type { KeyPrincipal } from '../../accounts/index.js';
-import { isPending, type CallOutcome, type Envelope } from '../call/envelope.js';
+import { TOOLS, argumentSchema, type Operation } from '../../shared/operations.js';
 import { jsonText } from '../encoding/json.js';
+import type { CallResult, Envelope } from '../call/envelope.js';
+import { bearerToken } from '../call/keys.js';
+import type { McpRequest } from './exchange.js';
+import { refusalText } from './fast-call.js';
 
-export const TOOL_NAMES = TOOLS.map((op) => op.id);
-export type ToolName = string;
-
-/** What the HTTP layer learned about the caller of one POST /mcp, and what the call sends back. */
-export interface CallContext {
-  /** The key's principal, or null when the key is missing or refused. */
-  principal: KeyPrincipal | null;
-  /** Why the key was refused (missing, mistyped, revoked, expired, in the URL). */
-  keyRefusal: ApiError | null;
-  /** Response headers the call adds (limit headers, Retry-After). */
+/** The exchange a tool call of the SDK belongs to, and the headers its calls send back. */
+export interface ToolCaller {
+  request: McpRequest;
+  /** Response headers the calls add (limit headers, Retry-After). */
   headers: Record<string, string>;
 }
 
-export interface ToolDeps {
-  envelope: Envelope;
-}
-
 /**
- * What the SDK sees as the input schema: the zod schema's JSON Schema for tools/list, and a
- * validation that accepts everything (the envelope validates after the key check).
+ * The input schema handed to the SDK: the zod schema's own validation, and its JSON Schema (draft
+ * 2020-12, input side) for tools/list, converted once.
  */
-function advertised(schema: z.ZodObject): StandardSchemaWithJSON<Record<string, unknown>> {
-  const input = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
-  delete input.$schema;
+function inputSchema(schema: z.ZodObject): StandardSchemaWithJSON<Record<string, unknown>> {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  delete json.$schema;
+  const standard = schema['~standard'];
   return {
     '~standard': {
       version: 1,
-      vendor: 'ipscope',
-      validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
-      jsonSchema: { input: () => input, output: () => input },
+      vendor: standard.vendor,
+      validate: standard.validate as StandardSchemaWithJSON<Record<string, unknown>>['~standard']['validate'],
+      jsonSchema: { input: () => json, output: () => json },
     },
   };
 }
 
-/** The text of a refused call (SPEC.md): `Error executing tool <tool>: <error code>: <message>`. */
-export function refusalText(tool: string, code: string, message: string): string {
-  return `Error executing tool ${tool}: ${code}: ${message}`;
-}
+/** The schemas of the tools, converted once (a conversion per server instance is costly). */
+const INPUT_SCHEMAS = new Map(TOOLS.map((op) => [op.id, inputSchema(argumentSchema(op))]));
 
-/** The SDK-path result of an outcome (the envelope's answer carries the object). */
-function toolResult(op: Operation, outcome: CallOutcome): CallToolResult {
-  if (outcome.answer !== null) {
+/** The SDK's result of a call's result (the envelope's answer carries the response object). */
+function toolResult(op: Operation, result: CallResult): CallToolResult {
+  if (result.answer !== null) {
     return {
-      content: [{ type: 'text', text: jsonText(outcome.answer.json) }],
-      structuredContent: outcome.answer.value as Record<string, unknown>,
+      content: [{ type: 'text', text: jsonText(result.answer.json) }],
+      structuredContent: result.answer.value as Record<string, unknown>,
     };
   }
-  const { code, message } = outcome.refusal!;
+  const { code, message } = result.refusal!;
   return { content: [{ type: 'text', text: refusalText(op.id, code, message) }], isError: true };
 }
 
-/** Runs one tool call for the caller described by `call` (the headers it adds go into `call`). */
-export async function callTool(
-  deps: ToolDeps,
-  tool: string,
-  rawArgs: unknown,
-  call: CallContext | undefined,
+/** Runs one tool call for `caller` (the headers it adds go into `caller.headers`). */
+function callTool(
+  envelope: Envelope,
+  op: Operation,
+  args: unknown,
+  caller: ToolCaller,
 ): Promise<CallToolResult> {
-  const op = operationById(tool)!;
-  const caller =
-    call?.principal != null
-      ? { principal: call.principal }
-      : { principal: null, refusal: call?.keyRefusal ?? new ApiError('unauthorized') };
-  const pending = deps.envelope.call(op, caller, { from: 'tool', args: rawArgs }, { withValue: true });
-  const outcome = (isPending(pending) ? await pending : pending)!;
-  await outcome.settled;
-  if (call) Object.assign(call.headers, outcome.headers);
-  return toolResult(op, outcome);
+  const request = caller.request;
+  return new Promise((resolve) =>
+    envelope.call(
+      {
+        op,
+        credential: { token: bearerToken(request.headers.authorization), keyInUrl: request.keyInUrl },
+        clientAddress: request.clientAddress,
+        args: { from: 'tool', args },
+        withValue: true,
+      },
+      (result) => {
+        Object.assign(caller.headers, result.headers);
+        resolve(toolResult(op, result));
+      },
+    ),
+  );
 }
 
-/** The schemas tools/list shows, converted once (a conversion per server instance is costly). */
-const ADVERTISED = new Map(TOOLS.map((op) => [op.id, advertised(argumentSchema(op))]));
+const CALLER = 'ipscopeCaller';
 
-/** Registers the tools on `server`; each reads its CallContext from the request's authInfo. */
-export function registerTools(server: McpServer, deps: ToolDeps): void {
+/** How an exchange hands its ToolCaller to the tools: inside the SDK's authInfo. */
+export function authInfoFor(caller: ToolCaller) {
+  return { token: '', clientId: '', scopes: [], extra: { [CALLER]: caller } };
+}
+
+/** Registers the tools on `server`; each reads its ToolCaller from the request's authInfo. */
+export function registerTools(server: McpServer, envelope: Envelope): void {
   for (const op of TOOLS) {
     server.registerTool(
       op.id,
       {
         title: op.title,
         description: `${op.description} Returns the same JSON as GET ${op.path}.`,
-        inputSchema: ADVERTISED.get(op.id)!,
+        inputSchema: INPUT_SCHEMAS.get(op.id)!,
         annotations: {
           title: op.title,
           readOnlyHint: true,
@@ -107,18 +108,11 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           openWorldHint: false,
         },
       },
-      (args, ctx) => callTool(deps, op.id, args, callContextOf(ctx.http?.authInfo?.extra)),
+      (args, ctx) => {
+        const caller = ctx.http?.authInfo?.extra?.[CALLER] as ToolCaller | undefined;
+        if (caller === undefined) throw new Error('a tool call without its exchange');
+        return callTool(envelope, op, args, caller);
+      },
     );
   }
-}
-
-const CALL_CONTEXT = 'ipscopeCall';
-
-/** How the HTTP layer hands a CallContext to the tools: inside the SDK's authInfo. */
-export function authInfoFor(call: CallContext) {
-  return { token: '', clientId: call.principal?.keyId ?? '', scopes: [], extra: { [CALL_CONTEXT]: call } };
-}
-
-function callContextOf(extra: Record<string, unknown> | undefined): CallContext | undefined {
-  return extra?.[CALL_CONTEXT] as CallContext | undefined;
 }

@@ -12,7 +12,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
 import type { ReleaseHealth } from '../releases/store.js';
 
@@ -175,25 +174,6 @@ export class RequestMetrics {
       ),
     ];
   }
-}
-
-/**
- * Counts every response Fastify sends (the fast lane counts its own), by route template
- * (/v1/ip/{ip}, the same labels as the fast lane's) and status; `unmatched` for 404s of no route.
- */
-export function countRequests(app: FastifyInstance, metrics: RequestMetrics): void {
-  const indexes = new Map<string, number>();
-  const unmatched = metrics.route('unmatched');
-  app.addHook('onResponse', (request, reply, done) => {
-    const url = request.routeOptions.url;
-    let index = url === undefined ? unmatched : indexes.get(url);
-    if (index === undefined) {
-      index = metrics.route(url!.replace(/:(\w+)/g, '{$1}'));
-      indexes.set(url!, index);
-    }
-    metrics.observe(index, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
 }
 
 export interface MetricsServerOptions {

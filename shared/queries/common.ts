@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js';
 import { formatIp, parseIp, unmapIpv4, type Ip } from '../ip.js';
 import { normalizeDomain } from '../domain.js';
 import { toIso } from '../time.js';
-import type { Release } from './release.js';
+import { ReleaseSlot, type Release } from './release.js';
 
 /** The coverage, attribution and release blocks every lookup response carries. */
 export function blocks(release: Release): {
@@ -18,16 +18,6 @@ export function blocks(release: Release): {
 export function requireRelease(release: Release | null): Release {
   if (release === null) throw new ApiError('release_unavailable');
   return release;
-}
-
-/** A value computed once per release (range indexes, row caches), kept on the release. */
-export function perRelease<T>(release: Release, name: string, make: () => T): T {
-  let v = release.cache.get(name) as T | undefined;
-  if (v === undefined) {
-    v = make();
-    release.cache.set(name, v);
-  }
-  return v;
 }
 
 /** A Map that forgets everything when it reaches its size (rows repeat in bursts; cheap and bounded). */
@@ -77,15 +67,19 @@ export class RecentCache<K, V> {
  * rows come as arrays of column values, not objects.
  */
 export function statement(release: Release, sql: string, raw = false): Database.Statement {
+  const statements = STATEMENTS.of(release);
   const key = raw ? `raw\0${sql}` : sql;
-  let s = release.cache.get(key) as Database.Statement | undefined;
+  let s = statements.get(key);
   if (s === undefined) {
     s = release.db.prepare(sql);
     if (raw) s.raw(true);
-    release.cache.set(key, s);
+    statements.set(key, s);
   }
   return s;
 }
+
+/** The release's prepared statements by SQL text (`raw\0` before the text of a raw one). */
+const STATEMENTS = new ReleaseSlot('prepared statements', () => new Map<string, Database.Statement>());
 
 /** One IPv4 or IPv6 address (an IPv4-mapped IPv6 address becomes its IPv4 address); else invalid_ip. */
 export function parseIpParam(text: string): { ip: Ip; text: string } {

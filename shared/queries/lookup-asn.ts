@@ -4,9 +4,9 @@
  */
 import { ApiError } from '../errors.js';
 import { findAsnBogon } from '../bogons.js';
-import { RecentCache, blocks, perRelease, requireRelease, statement } from './common.js';
+import { RecentCache, blocks, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor } from './paging.js';
-import type { Release } from './release.js';
+import { ReleaseSlot, type Release } from './release.js';
 import { loadedAsnRanges } from './lookup-ip.js';
 import { rowsOfAsn, wordsKey, type AsnRanges } from './range-index.js';
 import { formatIpv4, formatIpv6Groups, ipFromKey, ipv4RangeToCidrs, rangeToCidrs } from '../ip.js';
@@ -89,14 +89,11 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
 
 /** Rows of the asn table kept per release: the seek and the row object cost more than the rest. */
 const KEPT_ASN_ROWS = 32_768;
+const ASN_ROWS = new ReleaseSlot('asn rows', () => new RecentCache<number, AsnRow | null>(KEPT_ASN_ROWS / 2));
 
 /** The asn table's row of `asn` (null: none), from the per-release rows kept recently or by SQL. */
 function asnRow(release: Release, asn: number): AsnRow | undefined {
-  const kept = perRelease(
-    release,
-    'asn rows',
-    () => new RecentCache<number, AsnRow | null>(KEPT_ASN_ROWS / 2),
-  );
+  const kept = ASN_ROWS.of(release);
   let row = kept.get(asn);
   if (row === undefined) {
     row =

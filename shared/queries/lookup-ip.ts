@@ -4,17 +4,9 @@ import type { ProviderRange } from '../api-schemas.js';
 import { findIpBogon } from '../bogons.js';
 import { ipKey, parseCidr, type Ip } from '../ip.js';
 import { HOSTING_CATEGORIES, type RangeCategory } from '../vocabulary.js';
-import {
-  BoundedCache,
-  blocks,
-  isoOrNull,
-  parseIpParam,
-  perRelease,
-  requireRelease,
-  statement,
-} from './common.js';
+import { BoundedCache, blocks, isoOrNull, parseIpParam, requireRelease, statement } from './common.js';
 import { loadAsnRanges, loadProviderSegments, type AsnRanges, type ProviderSegments } from './range-index.js';
-import type { Release } from './release.js';
+import { ReleaseSlot, type Release } from './release.js';
 
 export interface LookupIpParams {
   ip: string;
@@ -106,12 +98,7 @@ type PtrRow = [names: string, status: string, checkedAt: number, lastConfirmed: 
 
 /** The address's PTR row; none without a seek when the release has no PTR names at all. */
 function ptrRow(release: Release, text: string): PtrRow | undefined {
-  const any = perRelease(
-    release,
-    'hasPtrNames',
-    () => release.db.prepare(`SELECT EXISTS (SELECT 1 FROM ptr)`).pluck().get() === 1,
-  );
-  if (!any) return undefined;
+  if (!HAS_PTR_NAMES.of(release)) return undefined;
   return statement(
     release,
     `SELECT names, status, checked_at, last_confirmed FROM ptr WHERE value = ?`,
@@ -119,8 +106,27 @@ function ptrRow(release: Release, text: string): PtrRow | undefined {
   ).get(text) as PtrRow | undefined;
 }
 
-const ASN_RANGES = 'asnRanges';
-const PROVIDER_SEGMENTS = 'providerSegments';
+/** Whether the release has any PTR names at all. */
+const HAS_PTR_NAMES = new ReleaseSlot(
+  'has PTR names',
+  (release) => release.db.prepare(`SELECT EXISTS (SELECT 1 FROM ptr)`).pluck().get() === 1,
+);
+/** The range tables in memory, once warmLookupIp has loaded them (SQL seeks until then). */
+const ASN_RANGES = new ReleaseSlot<AsnRanges | undefined>('asn_range in memory', () => undefined);
+const PROVIDER_SEGMENTS = new ReleaseSlot<ProviderSegments | undefined>(
+  'provider_segment in memory',
+  () => undefined,
+);
+/** Published ranges by id (null: no such row). */
+const PROVIDER_RANGE_ITEMS = new ReleaseSlot(
+  'provider range items',
+  () => new BoundedCache<number, ProviderRangeItem | null>(50_000),
+);
+/** asn_range rows by id, with their AS. */
+const ASN_RANGE_DETAILS = new ReleaseSlot(
+  'asn_range details',
+  () => new BoundedCache<number, RangeDetails>(100_000),
+);
 
 /**
  * Loads the release's range tables into memory (in chunks, yielding between them), once. Until it has
@@ -128,20 +134,20 @@ const PROVIDER_SEGMENTS = 'providerSegments';
  */
 export async function warmLookupIp(release: Release): Promise<void> {
   // Once per release: the bulk command, the export and the diff may each ask.
-  if (release.cache.has(ASN_RANGES) && release.cache.has(PROVIDER_SEGMENTS)) return;
+  if (ASN_RANGES.peek(release) !== undefined && PROVIDER_SEGMENTS.peek(release) !== undefined) return;
   const [asnRanges, segments] = [await loadAsnRanges(release.db), await loadProviderSegments(release.db)];
-  release.cache.set(ASN_RANGES, asnRanges);
-  release.cache.set(PROVIDER_SEGMENTS, segments);
+  ASN_RANGES.fill(release, asnRanges);
+  PROVIDER_SEGMENTS.fill(release, segments);
 }
 
 /** asn_range in memory once warmLookupIp has loaded it (lookup_asn pages from it too). */
 export function loadedAsnRanges(release: Release): AsnRanges | undefined {
-  return release.cache.get(ASN_RANGES) as AsnRanges | undefined;
+  return ASN_RANGES.peek(release);
 }
 
 /** Ids of the published ranges holding the address, most specific first. */
 function rangeIdsAt(release: Release, ip: Ip): ArrayLike<number> {
-  const segments = release.cache.get(PROVIDER_SEGMENTS) as ProviderSegments | undefined;
+  const segments = PROVIDER_SEGMENTS.peek(release);
   if (segments) {
     const at = segments.index.find(ip);
     return at < 0 ? [] : segments.ids.subarray(segments.offsets[at], segments.offsets[at + 1]);
@@ -158,11 +164,7 @@ function rangeIdsAt(release: Release, ip: Ip): ArrayLike<number> {
 function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
   const rangeIds = rangeIdsAt(release, ip);
   if (rangeIds.length === 0) return [];
-  const cache = perRelease(
-    release,
-    'providerRangeItems',
-    () => new BoundedCache<number, ProviderRangeItem | null>(50_000),
-  );
+  const cache = PROVIDER_RANGE_ITEMS.of(release);
   const byId = statement(
     release,
     `SELECT prefix, provider, category, metadata, first_seen, last_seen FROM provider_range WHERE id = ?`,
@@ -194,7 +196,7 @@ function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
 
 /** The id of the asn_range row answering for the address (layered mapping), or null. */
 function asnRangeAt(release: Release, ip: Ip): number | null {
-  const ranges = release.cache.get(ASN_RANGES) as AsnRanges | undefined;
+  const ranges = ASN_RANGES.peek(release);
   if (ranges) {
     const at = ranges.index.find(ip);
     return at < 0 ? null : ranges.segmentRows[at]! + 1;
@@ -220,7 +222,7 @@ interface RangeDetails {
 function routingNetwork(release: Release, ip: Ip) {
   const id = asnRangeAt(release, ip);
   if (id === null) return null;
-  const cache = perRelease(release, 'asnRangeDetails', () => new BoundedCache<number, RangeDetails>(100_000));
+  const cache = ASN_RANGE_DETAILS.of(release);
   let details = cache.get(id);
   if (details === undefined) {
     const row = statement(

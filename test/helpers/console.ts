@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { SMTPServer } from 'smtp-server';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { serve } from '../../server/cli.js';
+import { serve } from '../../server/serve.js';
 import { loadSettings } from '../../shared/config.js';
 import type { AccountsStore } from '../../accounts/index.js';
 import { copyDemoRelease } from './demo-release.js';

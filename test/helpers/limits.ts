@@ -13,10 +13,10 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import pg from 'pg';
-import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { loadSettings, type SettingName, type Settings } from '../../shared/config.js';
-import { serve } from '../../server/cli.js';
+import { serve } from '../../server/serve.js';
+import type { App } from '../../server/app.js';
 import type { ServerServices } from '../../server/limits/from-settings.js';
 import { copyDemoRelease, ROOT } from './demo-release.js';
 import { openAccountsStore } from '../../accounts/index.js';
@@ -96,7 +96,7 @@ export async function get(
 
 export interface MeteredServer {
   url: string;
-  app: FastifyInstance;
+  app: App;
   services: ServerServices;
   settings: Settings;
   get(urlPath: string, options?: { key?: string | null; headers?: Record<string, string> }): Promise<Answer>;

@@ -5,13 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { request as undiciRequest } from 'undici';
-import { buildApp, type RequestTimeouts } from '../../server/app.js';
+import { apiEnvelope, buildApp, type App, type RequestTimeouts } from '../../server/app.js';
 import { createServerLogger } from '../../server/observability/log.js';
 import { openAccountsStore, type AccountsStore } from '../../accounts/index.js';
-import type { AccountsPort } from '../../server/auth.js';
+import type { AccountsPort } from '../../server/call/keys.js';
 import { ReleaseStore, type ReleaseSource } from '../../server/releases/store.js';
 import { copyDemoRelease } from './demo-release.js';
 import { assertContract } from './contract.js';
@@ -37,7 +36,7 @@ export interface TestServerOptions {
 export interface TestServer {
   url: string;
   port: number;
-  app: FastifyInstance;
+  app: App;
   releases: ReleaseStore;
   releasesDir: string;
   /** The demo release id (when release is not false). */
@@ -86,9 +85,12 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
     pollMs: options.pollMs ?? 100,
     graceMs: options.graceMs ?? 2_000,
   }).start();
+  const served = options.releases ?? releases;
+  const accounts = options.accounts ?? store;
   const app = buildApp({
-    releases: options.releases ?? releases,
-    accounts: options.accounts ?? store,
+    envelope: apiEnvelope({ releases: served, accounts, logger }),
+    releases: served,
+    accounts,
     consoleUrl: CONSOLE_URL,
     logger,
     ...(options.timeouts && { timeouts: options.timeouts }),

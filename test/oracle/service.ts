@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { buildApp } from '../../server/app.js';
+import { apiEnvelope, buildApp } from '../../server/app.js';
 import { openAccountsStore } from '../../accounts/index.js';
 import { ReleaseStore } from '../../server/releases/store.js';
 import { createTestKey } from '../helpers/accounts.js';
@@ -69,11 +69,13 @@ export async function startService(releasesDir: string, workDir: string): Promis
   const store = openAccountsStore(path.join(workDir, 'accounts.sqlite'));
   const { key } = await createTestKey(store, { label: 'oracle' });
   const releases = new ReleaseStore({ dir: releasesDir, pollMs: 100, graceMs: 2_000 }).start();
+  const logger = pino({ level: 'silent' });
   const app = buildApp({
+    envelope: apiEnvelope({ releases, accounts: store, logger }),
     releases,
     accounts: store,
     consoleUrl: 'https://console.ipscope.test',
-    logger: pino({ level: 'silent' }),
+    logger,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -7,23 +7,31 @@
 import t from 'tap';
 import net from 'node:net';
 import { Client } from 'undici';
-import { buildApp } from '../../server/app.js';
+import { apiEnvelope, buildApp } from '../../server/app.js';
 import { IDLE_CLOSE_AFTER_MS } from '../../server/http/closing.js';
 
+/** The app with no release and no keys. */
+function bareApp() {
+  const releases = {
+    current: () => null,
+    health: () => ({ status: 'unavailable' as const, id: null, built_at: null, age_seconds: null }),
+  };
+  const accounts = { verifyKey: async () => null, ping: async () => {} };
+  return buildApp({ envelope: apiEnvelope({ releases, accounts }), releases, accounts });
+}
+
 t.test('requests during close', async (t) => {
-  const app = buildApp({
-    releases: {
-      current: () => null,
-      health: () => ({ status: 'unavailable', id: null, built_at: null, age_seconds: null }),
-    },
-    accounts: { verifyKey: async () => null, ping: async () => {} },
-  });
+  const app = bareApp();
   let arrived!: () => void;
   const slowArrived = new Promise<void>((resolve) => (arrived = resolve));
-  app.get('/slow', async () => {
-    arrived();
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    return 'done';
+  app.route({
+    path: '/slow',
+    method: 'GET',
+    access: 'public',
+    handler: (ex) => {
+      arrived();
+      setTimeout(() => ex.write(200, { 'content-type': 'text/plain; charset=utf-8' }, 'done'), 400);
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
@@ -53,13 +61,7 @@ t.test('requests during close', async (t) => {
 });
 
 t.test('an idle keep-alive connection is closed after IDLE_CLOSE_AFTER_MS, not at once', async (t) => {
-  const app = buildApp({
-    releases: {
-      current: () => null,
-      health: () => ({ status: 'unavailable', id: null, built_at: null, age_seconds: null }),
-    },
-    accounts: { verifyKey: async () => null, ping: async () => {} },
-  });
+  const app = bareApp();
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const socket = net.connect(port, '127.0.0.1');

@@ -18,6 +18,7 @@ import {
   responseJson,
   responseParts,
 } from '../../server/encoding/json.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { SERVER_INFO, checkAgainstSdk, toolResultChunks } from '../../server/encoding/mcp-result.js';
 import { chunksBuffer } from '../../server/encoding/chunks.js';
 
@@ -91,9 +92,19 @@ t.test('lookup_ip answers asked twice are kept, as UTF-8, and served again', asy
   }
 });
 
-t.test("the MCP fast path's result bytes are the SDK's, in both eras", async (t) => {
-  t.equal(await checkAgainstSdk(), null);
-});
+t.test(
+  "the MCP fast call's bytes are the SDK's, answers and refusals, in every version it serves",
+  async (t) => {
+    const proven = await checkAgainstSdk();
+    t.same(proven.problems, [], 'no version left out');
+    t.equal(proven.modern, true, '2026-07-28');
+    t.same(
+      [...proven.legacyVersions].sort(),
+      [...SUPPORTED_PROTOCOL_VERSIONS].sort(),
+      'every 2025-era version',
+    );
+  },
+);
 
 t.test(
   'a tools/call result in pieces: the JSON-RPC text, fresh, kept and without blocks, both eras',

@@ -188,6 +188,7 @@ t.test('a headers timeout longer than the request timeout is refused at start', 
   t.throws(
     () =>
       buildApp({
+        envelope: {} as never,
         releases: { current: () => null } as never,
         accounts: {} as never,
         timeouts: { headersMs: 2_000, requestMs: 1_000 },

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { loadSettings } from '../../shared/config.js';
 import { measuredRun, recordFigures } from '../../builder/metrics.js';
-import { serve } from '../../server/cli.js';
+import { serve } from '../../server/serve.js';
 import { createTestKey } from '../helpers/accounts.js';
 import { copyDemoRelease } from '../helpers/demo-release.js';
 import { parsePrometheus, value } from '../helpers/prometheus.js';
@@ -64,7 +64,6 @@ t.test('GET /metrics', async (t) => {
     await ask('/v1/ip/104.16.132.229'),
   ];
   t.same(statuses, [200, 200, 200, 404, 401, 200, 200, 200, 429, 429]);
-  t.ok(server.app.fastLaneAnswered() >= 2, 'the fast lane answered some');
 
   const scrape = await request(server.metricsUrl!);
   t.equal(scrape.statusCode, 200);

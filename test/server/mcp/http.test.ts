@@ -5,15 +5,13 @@
  * refused or uncounted ones.
  */
 import path from 'node:path';
-import Fastify from 'fastify';
 import t from 'tap';
 import { request } from 'undici';
 import { ApiError, ERROR_TABLE } from '../../../shared/errors.js';
 import { openAccountsStore } from '../../../accounts/index.js';
 import type { KeyPrincipal } from '../../../accounts/index.js';
-import type { Meter } from '../../../server/metering.js';
-import { createEnvelope } from '../../../server/call/envelope.js';
-import { registerMcpRoute } from '../../../server/mcp/plugin.js';
+import type { Meter } from '../../../server/limits/meter.js';
+import { apiEnvelope, buildApp } from '../../../server/app.js';
 import { ReleaseStore } from '../../../server/releases/store.js';
 import { createTestKey } from '../../helpers/accounts.js';
 import { MODERN, modernToolCall } from '../../helpers/mcp-calls.js';
@@ -184,7 +182,7 @@ t.test('2026-07-28 requests get JSON answers', async (t) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// The metering seam, with a recording meter on a Fastify instance of its own.
+// The metering seam, with a recording meter in an app of its own.
 
 interface Recorded {
   reserved: number;
@@ -225,9 +223,11 @@ async function meteredApp(t: Tap, refuse: ApiError | null) {
   const { key } = await createTestKey(store, { plan: 'pro' });
   const releases = new ReleaseStore({ dir: path.join(dir, 'releases'), pollMs: 60_000 }).start();
   const { meter, counts } = recordingMeter(refuse);
-  const app = Fastify();
-  const envelope = createEnvelope({ releases, meter, logError: (error) => app.log.error(error) });
-  registerMcpRoute(app, { envelope, accounts: store, consoleOrigin: null });
+  const app = buildApp({
+    envelope: apiEnvelope({ releases, accounts: store, meter }),
+    releases,
+    accounts: store,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(async () => {
     await app.close();
@@ -286,7 +286,7 @@ t.test('limit headers go on the HTTP response; answered calls commit, refused on
 
 t.test("the meter's refusals are tool errors with their code, and Retry-After on the response", async (t) => {
   const refusals = [
-    // The meter's refusals carry the limit headers (server/limits/meter.ts MeterRefusal).
+    // The meter's refusals carry the limit headers (server/limits/meter.ts).
     new ApiError('rate_limited', undefined, {
       retryAfter: 17,
       headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0' },

@@ -7,7 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { request } from 'undici';
 import { loadSettings } from '../../../shared/config.js';
-import { buildApp } from '../../../server/app.js';
+import { apiEnvelope, buildApp } from '../../../server/app.js';
 import { createServerServices } from '../../../server/limits/from-settings.js';
 import { ReleaseStore } from '../../../server/releases/store.js';
 import { createTestKey } from '../../helpers/accounts.js';
@@ -29,12 +29,13 @@ t.test('REST and MCP share the rate limit; MCP refusals carry the code and heade
   const services = createServerServices(settings);
   const { key } = await createTestKey(services.store);
   const releases = new ReleaseStore({ dir: path.join(dir, 'releases'), pollMs: 60_000 }).start();
-  const app = buildApp({
+  const envelope = apiEnvelope({
     releases,
     accounts: services.accounts,
     meter: services.meter,
     refusedKeys: services.refusedKeys,
   });
+  const app = buildApp({ envelope, releases, accounts: services.accounts });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(async () => {
     await app.close();
