@@ -5,7 +5,13 @@
  * nothing; the write is one `used = used + n` upsert per row, so any number of replicas can flush
  * into the same rows.
  */
-import type { AccountsStore, DailyUsage, KeyPrincipal, UsageDelta, UsageScope } from '../../accounts/index.js';
+import type {
+  AccountsStore,
+  DailyUsage,
+  KeyPrincipal,
+  UsageDelta,
+  UsageScope,
+} from '../../accounts/index.js';
 
 export interface UsageLedgerOptions {
   store: Pick<AccountsStore, 'addUsage'> & Partial<Pick<AccountsStore, 'addDailyUsage'>>;

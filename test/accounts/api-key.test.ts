@@ -1,12 +1,6 @@
 /** The key format: prefix, length, alphabet, checksum, randomness, display and hash. */
 import t from 'tap';
-import {
-  KEY_LENGTH,
-  displayKey,
-  generateKey,
-  hashKey,
-  looksLikeKey,
-} from '../../accounts/index.js';
+import { KEY_LENGTH, displayKey, generateKey, hashKey, looksLikeKey } from '../../accounts/index.js';
 import { newId } from '../../accounts/ids.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
