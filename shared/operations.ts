@@ -1,6 +1,6 @@
 /**
  * The operation table: every keyed operation of the API declared once (docs/decisions/0016). From
- * it come the REST routes (server/http/routes.ts), the MCP tools and their argument schemas
+ * it come the REST routes (server/http/routes/operations.ts), the MCP tools and their argument schemas
  * (server/mcp/sdk.ts, server/mcp/fast-call.ts), the `builder query` subcommands
  * (builder/query-command.ts), the OpenAPI paths (server/api-docs/openapi.ts) and the operations
  * part of /llms-full.txt (server/api-docs/guide.ts); the server keeps answers as `answerCache`

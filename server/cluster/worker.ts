@@ -1,5 +1,5 @@
 /**
- * One worker of `server serve --workers N`: the whole server (app, fast lane, MCP) over the
+ * One worker of `server serve --workers N`: the whole server (API, MCP, console) over the
  * release, opened read-only by this process; the counters and the refused-key throttle are the
  * primary's (without Redis), and the release swaps when the primary says so, in every worker
  * together. SIGINT is the primary's to handle; SIGTERM or the primary's `drain` stop this worker

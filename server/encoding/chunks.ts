@@ -11,7 +11,7 @@ export function chunksByteLength(chunks: BodyChunks): number {
   return length;
 }
 
-/** The body as one buffer, for a sender that takes only that (Fastify's reply, a comparison). */
+/** The body as one buffer, for a comparison (the start-up self-check against the SDK's bytes). */
 export function chunksBuffer(chunks: BodyChunks): Buffer {
   return Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
 }

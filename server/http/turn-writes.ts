@@ -1,6 +1,6 @@
 /**
  * Responses written at the end of the event-loop turn that produced them (docs/decisions/
- * 0023-turn-writes.md). The fast lane answers many requests per turn (one per readable socket);
+ * 0023-turn-writes.md). The server answers many requests per turn (one per readable socket);
  * written one by one, each response wakes the client's reading thread on its own, and on loopback
  * (a reverse proxy or a load generator on the same machine) the server pays for each wake-up inside
  * its writev (measured: 13 µs of 25 µs per response). Written back to back at the end of the turn

@@ -2,7 +2,7 @@
  * The address a refused-key counter is kept for (docs/api.md#authentication): an IPv4 address as
  * is, an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as its IPv4 address, any other IPv6
  * address as its /64 (one customer usually holds a whole /64, so per-address counting would let
- * them rotate through 2^64 addresses). Which address is the client's is Fastify's `request.ip`:
+ * them rotate through 2^64 addresses). Which address is the client's is the HTTP stack's (server/http/server.ts):
  * the socket's, or X-Forwarded-For's when the socket belongs to a TRUST_PROXY proxy.
  */
 import net from 'node:net';
@@ -40,7 +40,7 @@ export function clientAddressKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
-/** TRUST_PROXY as Fastify's `trustProxy` option: false when empty, else the list of proxies. */
+/** TRUST_PROXY as a list of trusted proxies (proxy-addr's form): false when empty. */
 export function trustProxyOption(setting: string): false | string[] {
   const list = setting
     .split(',')

@@ -1,5 +1,5 @@
 /**
- * SPEC.md Authentication 7: more than 100 refused or missing keys from one client address in one
+ * The refused-key throttle (docs/api.md#authentication): more than 100 refused or missing keys from one client address in one
  * minute answer 429 `rate_limited` with Retry-After (instead of 401). Counted per address (IPv6 per
  * /64, IPv4-mapped as IPv4; client-address.ts), only for refused requests: a valid key never pays
  * for the check. With Redis the count is shared by every replica (rate-limiter-flexible's atomic
@@ -17,7 +17,7 @@ import {
 import { ApiError } from '../../shared/errors.js';
 import { clientAddressKey } from './client-address.js';
 
-/** SPEC.md: more than this many refused keys per address and minute are throttled. */
+/** More than this many refused keys per address and minute are throttled (docs/api.md#limits). */
 export const REFUSED_KEYS_PER_MINUTE = 100;
 
 export interface RefusedKeyThrottle {

@@ -1,2 +1,2 @@
-/** Where MCP is served (SPEC.md "MCP server: POST /mcp"); its own file so the key hook needs no MCP code. */
+/** Where MCP is served (docs/api.md#post-mcp); its own file so the HTTP stack needs no MCP code to name it. */
 export const MCP_PATH = '/mcp';

@@ -1,6 +1,7 @@
 /**
  * The two Web-standard objects the SDK's HTTP entry points take and give, at lower cost than a
- * full conversion (NOTES.md: Web Request/Response conversion is a large share of a tools/call):
+ * full conversion (Web Request/Response conversion was measured as a large share of a tools/call
+ * through the SDK: ~600–1,000 µs of CPU per call out of the box, docs/decisions/0006):
  *
  * - `sdkRequest`: the SDK reads only `method`, `url`, `headers.get()` and `signal` of a request
  *   whose body it receives already parsed (`parsedBody`), so a plain object with a `Headers` of the

@@ -1,5 +1,5 @@
 /**
- * The contract: a response validates against /v1/openapi.json (server/openapi.ts) or this throws,
+ * The contract: a response validates against /v1/openapi.json (server/api-docs/openapi.ts) or this throws,
  * naming the request, the status and what does not match. The document's schemas forbid
  * undeclared properties (`additionalProperties: false`), so an extra field fails here too.
  *

@@ -1,5 +1,5 @@
 /**
- * The fast lane's writes wait for the end of their event-loop turn (server/turn-writes.ts): none
+ * The fast lane's writes wait for the end of their event-loop turn (server/http/turn-writes.ts): none
  * runs while the turn goes on, all run in order right after it, and the 64th waiting one writes
  * them all at once.
  */

@@ -2,7 +2,7 @@
  * POST /mcp driven by the real clients against the real app (demo release, real accounts store):
  * the v2 client pinned to 2026-07-28 and the v1 client over Streamable HTTP (2025 era), listing and
  * calling every tool with and without a key; each answer equals the REST endpoint's JSON, and each
- * refusal is the exact tool-error text of SPEC.md.
+ * refusal is the exact tool-error text of docs/api.md#mcp.
  */
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

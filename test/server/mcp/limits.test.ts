@@ -1,7 +1,7 @@
 /**
  * MCP tool calls and REST lookups under the real limits (server/limits, in-process counters): one
  * per-minute budget and one quota for both, the limit headers on the MCP HTTP response, the meter's
- * refusal as tool error text, and the refused-key throttle of SPEC.md Authentication 7.
+ * refusal as tool error text, and the refused-key throttle of docs/api.md#authentication.
  */
 import path from 'node:path';
 import t from 'tap';
