@@ -1,11 +1,11 @@
 /**
- * A project's page (its API keys, its usage, its cap) and the key actions (SPEC.md Authentication
- * 10): create (label required, optional expiry; shown once with a copy button), revoke (after a
- * confirmation; immediate and for good). Owners and admins act; members see. Creating a key needs a
+ * A project's page (its API keys, its usage, its cap) and the key actions: create (label required,
+ * optional expiry; shown once with a copy button), revoke (after a confirmation; immediate and for
+ * good). Owners and admins act; members see. Creating a key needs a
  * sign-in or step-up less than ten minutes old (routes-account.tsx asks for one).
  */
 import { AccountsError, MAX_ACTIVE_KEYS_PER_WORKSPACE, keyStatus } from '../accounts/index.js';
-import { STEP_UP_FRESH_MS, type ConsoleDeps, type Visitor } from './app.js';
+import { STEP_UP_FRESH_MS, type ConsoleDeps, type Visitor } from './deps.js';
 import { Csrf, Notice, formatCount, formatDate, formatTime, renderPage, type Crumb } from './layout.js';
 import { PLAYGROUND_LABEL } from './playground.js';
 import { keyScope, mustManage, projectScope } from './scope.js';

@@ -1,5 +1,5 @@
 /**
- * Sign-in by e-mailed link, no password (SPEC.md Authentication 11). Invite-only: only addresses
+ * Sign-in by e-mailed link, no password. Invite-only: only addresses
  * in the accounts store (invited with `npx server invite` or by a workspace owner or admin) get a
  * link, but every address gets the same page at the same speed: the look-up and the mail happen
  * after the answer is sent. A link carries 256 random bits, is stored as its sha256, works once and
@@ -7,7 +7,7 @@
  * use it up).
  */
 import { Csrf, Notice, renderPage } from './layout.js';
-import type { ConsoleDeps } from './app.js';
+import type { ConsoleDeps } from './deps.js';
 import { SESSION_COOKIE, hostCookie, sha256 } from './security.js';
 import { createSignInLink } from './sign-in-link.js';
 

@@ -1,11 +1,11 @@
 /**
- * Workspaces, projects and members (SPEC.md Authentication 9–11). A new workspace starts on the
+ * Workspaces, projects and members. A new workspace starts on the
  * Free plan with its creator as owner. Owners and admins create projects, set project caps and
  * manage members; only an owner gives or takes the owner role, and a workspace keeps one owner.
  */
 import { AccountsError, MEMBER_ROLES, type MemberRole } from '../accounts/index.js';
 import type { FastifyRequest } from 'fastify';
-import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './app.js';
+import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './deps.js';
 import { Csrf, Notice, formatCount, formatDate, renderPage } from './layout.js';
 import { mustManage, workspaceScope } from './scope.js';
 import { DailyChart, Meter, workspaceUsage } from './usage.js';
