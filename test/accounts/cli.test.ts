@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openAccountsStore, registerAccountCommands } from '../../accounts/index.js';
 import { parseExpiry } from '../../accounts/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'accounts-cli-'));
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
 let counter = 0;

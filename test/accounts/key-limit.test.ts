@@ -18,7 +18,7 @@ import {
 import { createTestKey } from '../helpers/accounts.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../../..');
+const root = path.resolve(here, '../..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'accounts-limit-'));
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
 let counter = 0;
