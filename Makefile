@@ -31,6 +31,7 @@ build: install
 lint: install
 	npx eslint .
 	npx prettier --check .
+	npx dpdm
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit

@@ -1,7 +1,8 @@
 /** Admin commands `plans list|set`, `members add|list|remove` and `usage` (registered by cli.ts). */
 import { type Command } from 'commander';
 import { loadSettings } from '../shared/config.js';
-import { DEFAULT_PLAN, MEMBER_ROLES, effectivePlan, usageMonth, type Plan } from './store.js';
+import { MEMBER_ROLES, type Plan } from './records.js';
+import { DEFAULT_PLAN, effectivePlan, usageMonth } from './store.js';
 import {
   type CliIo,
   monthArg,

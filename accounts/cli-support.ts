@@ -3,7 +3,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadSettings } from '../shared/config.js';
 import { parseIsoToEpoch } from '../shared/time.js';
 import { openConfiguredAccountsStore } from './open.js';
-import { AccountsError, type AccountsStore, type Project, type Workspace } from './store.js';
+import type { Project, Workspace } from './records.js';
+import { AccountsError, type AccountsStore } from './store.js';
 
 /** Where the commands write; tests pass their own. */
 export interface CliIo {

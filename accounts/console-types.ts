@@ -3,7 +3,7 @@
  * keys and members: users' two-factor settings, sessions, sign-in links, recovery codes and the
  * daily usage per key. Tokens and codes are stored only as sha256 hashes.
  */
-import type { MemberRole, Workspace } from './store.js';
+import type { MemberRole, Workspace } from './records.js';
 
 export interface ConsoleUser {
   id: string;

@@ -2,21 +2,12 @@
  * What the accounts store (sql-store.ts) needs of a database: kysely to build and compile its
  * queries for the dialect, and something to run the compiled queries. SQLite runs them
  * synchronously through better-sqlite3 (sqlite-store.ts), PostgreSQL asynchronously through
- * kysely's pool driver (pg-store.ts).
- *
- * A transaction is written once as steps: a generator that yields each compiled query and is
- * handed back its rows. Driven synchronously, a SQLite transaction never gives the event loop a
- * turn while it holds the file's write lock, so a second connection to the file in the same process
- * (a second store) can never wait for a lock that only this thread could release. kysely's own
- * SQLite driver runs each query asynchronously: with it, two stores on one file in one process
- * stalled for the whole busy timeout and failed with SQLITE_BUSY (test/accounts/pg-store.test.ts).
+ * kysely's pool driver (pg-store.ts). A transaction is written once as steps (steps.ts).
  */
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import type { AccountsDialect } from './dialect.js';
 import type { Tables } from './schema.js';
-
-/** The queries of one transaction: yields each one, is handed back its rows, returns the result. */
-export type Steps<T> = Generator<CompiledQuery, T, unknown[]>;
+import type { Steps } from './steps.js';
 
 export interface AccountsDatabase {
   dialect: AccountsDialect;
@@ -30,28 +21,6 @@ export interface AccountsDatabase {
   transaction<T>(steps: () => Steps<T>): Promise<T>;
   /** Releases the connections; called once. */
   close(): Promise<void>;
-}
-
-/** Inside steps: `const rows = yield* rowsOf(query)`. */
-export function* rowsOf<R>(query: Compilable<R>): Steps<R[]> {
-  return (yield query.compile()) as R[];
-}
-
-export function* firstOf<R>(query: Compilable<R>): Steps<R | undefined> {
-  return (yield* rowsOf(query))[0];
-}
-
-/** Drives steps with a synchronous query function. */
-export function runSteps<T>(steps: Steps<T>, run: (query: CompiledQuery) => unknown[]): T {
-  for (let next = steps.next(); ; next = steps.next(run(next.value))) if (next.done) return next.value;
-}
-
-/** Drives steps with an asynchronous query function. */
-export async function runStepsAsync<T>(
-  steps: Steps<T>,
-  run: (query: CompiledQuery) => Promise<unknown[]>,
-): Promise<T> {
-  for (let next = steps.next(); ; next = steps.next(await run(next.value))) if (next.done) return next.value;
 }
 
 /**

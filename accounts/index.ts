@@ -6,12 +6,14 @@ export {
   AccountsError,
   DEFAULT_PLAN,
   MAX_ACTIVE_KEYS_PER_WORKSPACE,
-  MEMBER_ROLES,
   effectivePlan,
   usageMonth,
   keyStatus,
   type AccountsErrorCode,
   type AccountsStore,
+} from './store.js';
+export {
+  MEMBER_ROLES,
   type CreateKeyInput,
   type CreateProjectInput,
   type CreateWorkspaceInput,
@@ -27,7 +29,7 @@ export {
   type UsageScope,
   type Project,
   type Workspace,
-} from './store.js';
+} from './records.js';
 export type { ConsoleSession, ConsoleStore, ConsoleUser, DailyUsage, Membership } from './console-types.js';
 export { KEY_LENGTH, KEY_PREFIX, displayKey, generateKey, hashKey, looksLikeKey } from './api-key.js';
 export { ACCOUNTS_SCHEMA_VERSION } from './schema.js';

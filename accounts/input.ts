@@ -4,8 +4,14 @@
  */
 import { z } from 'zod';
 import { AccountsError, DEFAULT_PLAN } from './store.js';
-import { MEMBER_ROLES } from './store.js';
-import type { CreateKeyInput, CreateProjectInput, CreateWorkspaceInput, MemberRole, Plan } from './store.js';
+import { MEMBER_ROLES } from './records.js';
+import type {
+  CreateKeyInput,
+  CreateProjectInput,
+  CreateWorkspaceInput,
+  MemberRole,
+  Plan,
+} from './records.js';
 
 const name = (what: string) =>
   z

@@ -11,7 +11,8 @@
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { runStepsAsync, type AccountsDatabase, type Steps } from './database.js';
+import type { AccountsDatabase } from './database.js';
+import { runStepsAsync, type Steps } from './steps.js';
 import { POSTGRESQL } from './dialect.js';
 import { migrationQueries, type Tables } from './schema.js';
 import { sqlAccountsStore } from './sql-store.js';

@@ -1,10 +1,10 @@
 /**
- * Rows of the accounts tables (schema.ts) as the store's records (store.ts). Times come back as
+ * Rows of the accounts tables (schema.ts) as the store's records (records.ts). Times come back as
  * ISO 8601 text from SQLite and as Date objects from PostgreSQL; both become Dates here.
  */
 import type { Selectable } from 'kysely';
 import type { PlanTable, ProjectTable, WorkspaceTable } from './schema.js';
-import type { KeyRecord, Plan, Project, Workspace } from './store.js';
+import type { KeyRecord, Plan, Project, Workspace } from './records.js';
 
 /** How times are written, in both dialects. */
 export const iso = (date: Date): string => date.toISOString();

@@ -9,9 +9,10 @@
  * rather than guessed at. A migration never changes once released: databases created by it exist.
  */
 import { sql, type ColumnType, type Compilable, type Kysely, type SchemaModule } from 'kysely';
-import { firstOf, rowsOf, type Steps } from './database.js';
+import { firstOf, rowsOf, type Steps } from './steps.js';
 import type { AccountsDialect } from './dialect.js';
-import { AccountsError, DEFAULT_PLAN, type MemberRole, type UsageScope } from './store.js';
+import type { MemberRole, UsageScope } from './records.js';
+import { AccountsError, DEFAULT_PLAN } from './store.js';
 
 /** A point in time: written as ISO 8601 UTC text, read as text (SQLite) or a Date (PostgreSQL). */
 type Time = ColumnType<string | Date, string, string>;

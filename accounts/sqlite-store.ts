@@ -18,7 +18,8 @@ import {
 } from 'kysely';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runSteps, type AccountsDatabase, type Steps } from './database.js';
+import type { AccountsDatabase } from './database.js';
+import { runSteps, type Steps } from './steps.js';
 import { SQLITE } from './dialect.js';
 import { migrationQueries, type Tables } from './schema.js';
 import { sqlAccountsStore } from './sql-store.js';

@@ -4,11 +4,11 @@
  * PostgreSQL like the rest (sql-store.ts).
  */
 import { sql } from 'kysely';
-import { rowsOf } from './database.js';
+import { rowsOf } from './steps.js';
 import { newId } from './ids.js';
 import { parseMemberInput } from './input.js';
 import { iso, toDate, toDateOrNull, toWorkspace } from './rows.js';
-import type { StoreCore } from './sql-store.js';
+import type { StoreCore } from './store-core.js';
 import type { ConsoleSession, ConsoleStore, ConsoleUser } from './console-types.js';
 
 /** Daily rows per VALUES list (5 parameters each). */

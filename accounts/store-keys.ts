@@ -3,11 +3,12 @@
  * revocation. Only a key's hash is stored (api-key.ts).
  */
 import { displayKey, generateKey, hashKey, looksLikeKey } from './api-key.js';
-import { compiledOnce, firstOf, rowsOf, type Steps } from './database.js';
+import { compiledOnce } from './database.js';
+import { firstOf, rowsOf, type Steps } from './steps.js';
 import { newId } from './ids.js';
 import { parseKeyInput } from './input.js';
 import { iso, toDate, toDateOrNull, toKey, type KeyRow } from './rows.js';
-import type { StoreCore } from './sql-store.js';
+import type { StoreCore } from './store-core.js';
 import { AccountsError, MAX_ACTIVE_KEYS_PER_WORKSPACE, effectivePlan, type AccountsStore } from './store.js';
 
 export function keyOperations(

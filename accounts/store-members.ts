@@ -2,12 +2,13 @@
  * Members of workspaces in the accounts store: users are created by e-mail address on first use
  * (stored lowercased), a member's role is changed by adding them again.
  */
-import { firstOf, rowsOf, type Steps } from './database.js';
+import { firstOf, rowsOf, type Steps } from './steps.js';
 import { newId } from './ids.js';
 import { parseMemberInput } from './input.js';
 import { iso, toDate } from './rows.js';
-import type { StoreCore } from './sql-store.js';
-import { AccountsError, type AccountsStore, type Member } from './store.js';
+import type { StoreCore } from './store-core.js';
+import type { Member } from './records.js';
+import { AccountsError, type AccountsStore } from './store.js';
 
 export function memberOperations(
   core: StoreCore,

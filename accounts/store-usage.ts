@@ -3,12 +3,14 @@
  * settings, never rows) and the counted requests per workspace and project and UTC month.
  */
 import { sql } from 'kysely';
-import { compiledOnce, rowsOf } from './database.js';
+import { compiledOnce } from './database.js';
+import { rowsOf } from './steps.js';
 import { parsePlanInput } from './input.js';
 import { iso, toPlan } from './rows.js';
 import type { UsageTable } from './schema.js';
-import type { StoreCore } from './sql-store.js';
-import type { AccountsStore, UsageDelta, UsageScope } from './store.js';
+import type { StoreCore } from './store-core.js';
+import type { UsageDelta, UsageScope } from './records.js';
+import type { AccountsStore } from './store.js';
 
 /** Usage rows per VALUES list: 4 parameters each stays far below SQLite's limit. */
 const USAGE_ROWS_PER_INSERT = 1_000;

@@ -2,11 +2,11 @@
  * Workspaces and projects in the accounts store: creation, lookup by id or name, listing, a
  * workspace's plan and a project's own monthly cap.
  */
-import { firstOf, rowsOf } from './database.js';
+import { firstOf, rowsOf } from './steps.js';
 import { newId } from './ids.js';
 import { parseMonthlyCap, parseProjectInput, parseWorkspaceInput, parseWorkspacePlan } from './input.js';
 import { iso, toProject, toWorkspace } from './rows.js';
-import type { StoreCore } from './sql-store.js';
+import type { StoreCore } from './store-core.js';
 import { AccountsError, type AccountsStore } from './store.js';
 
 type WorkspaceOperations = Pick<

@@ -6,7 +6,8 @@ import { loadSettings, type SettingName, type Settings } from '../shared/config.
 import { nowEpoch } from '../shared/time.js';
 import { SOURCES, getSource } from './sources/index.js';
 import { openState, statePath } from './state.js';
-import { describeFile, importObservationFiles, importSnapshot, type ImportSummary } from './importer.js';
+import { describeFile, importObservationFiles, importSnapshot } from './importer.js';
+import { printSummary } from './import-summary.js';
 import { startProgress } from './progress.js';
 import { publishRelease, pruneReleases } from './release/release-command.js';
 import { inspectRelease, listReleases } from './release/catalog.js';
@@ -35,21 +36,6 @@ function settingsFrom(options: Record<string, unknown>): Settings {
   if (options.maxInFlight !== undefined) overrides.DNS_MAX_IN_FLIGHT = options.maxInFlight;
   if (options.ptrShare !== undefined) overrides.PTR_SHARE = options.ptrShare;
   return loadSettings(process.env, overrides);
-}
-
-export function printSummary(s: ImportSummary, out: (line: string) => void = console.log): void {
-  const extra = s.removed !== undefined ? `, no longer listed ${s.removed}` : '';
-  out(
-    `${s.source}: read ${s.read}, rejected ${s.rejectedCount}, written ${s.written}${extra} (${s.seconds.toFixed(1)} s)`,
-  );
-  if (s.counts) {
-    const c = s.counts;
-    out(
-      `  new ${c.created}, confirmed ${c.confirmed}, changed ${c.changed}, transient failures ${c.transient}, already applied ${c.skipped}`,
-    );
-  }
-  for (const r of s.rejected.slice(0, 10)) out(`  rejected ${r.file}:${r.line}: ${r.reason}`);
-  if (s.rejectedCount > 10) out(`  … and ${s.rejectedCount - 10} more rejected rows`);
 }
 
 export function buildProgram(): Command {

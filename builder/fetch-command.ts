@@ -4,7 +4,7 @@ import { fetchSources, snapshotFilePaths, type FetchResult } from './fetch.js';
 import { SOURCES, getSource } from './sources/index.js';
 import { openState } from './state.js';
 import { importSnapshot } from './importer.js';
-import { printSummary } from './cli.js';
+import { printSummary } from './import-summary.js';
 import type { SourceDefinition } from './sources/types.js';
 import { recordFigures } from './metrics.js';
 import { parseIsoToEpoch } from '../shared/time.js';

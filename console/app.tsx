@@ -6,17 +6,17 @@
  * workspace, project, member or key resolves it through the member's own workspaces (scope.ts), so
  * a foreign ID is a 404.
  */
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
-import type { AccountsStore, ConsoleSession, ConsoleUser, Plan } from '../accounts/index.js';
-import type { Envelope } from '../server/call/envelope.js';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { loadAssets } from './assets.js';
+import {
+  Forbidden,
+  NotFound,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  type ConsoleDeps,
+  type ConsoleOptions,
+} from './deps.js';
 import { Notice, renderPage, type PageContext } from './layout.js';
-import type { Mailer } from './mailer.js';
 import {
   CSRF_COOKIE,
   SECURITY_HEADERS,
@@ -36,63 +36,8 @@ import { registerSignInRoutes } from './routes-sign-in.js';
 import { registerWorkspaceRoutes } from './routes-workspaces.js';
 import { SendLimiter } from './send-limiter.js';
 
-/** A session ends after this long without a request… */
-export const SESSION_IDLE_MS = 60 * 60_000;
-/** …and this long after sign-in, whatever the activity. */
-export const SESSION_ABSOLUTE_MS = 12 * 60 * 60_000;
-/** Key creation needs a sign-in or step-up at most this old (docs/api.md#limits: ten minutes). */
-export const STEP_UP_FRESH_MS = 10 * 60_000;
 /** `last seen` is written at most this often per session. */
 const TOUCH_EVERY_MS = 60_000;
-
-export interface ConsoleOptions {
-  store: AccountsStore;
-  /** CONSOLE_URL's origin, e.g. https://console.example.org: links in mail and the Origin check. */
-  origin: string;
-  mailer: Mailer;
-  /** The API's call envelope: the playground's runs go through it like any request. */
-  envelope: Envelope;
-  /** The limits of a plan by name (the Free plan's from settings). */
-  planLimits(name: string): Promise<Plan>;
-  logger?: FastifyBaseLogger;
-  /** Sign-in link and code e-mails per address and per client per 15 minutes. */
-  sendLimits?: { perAddress: number; perClient: number };
-  trustProxy?: false | string[];
-}
-
-/** The signed-in state of a request. */
-export interface Visitor {
-  session: ConsoleSession;
-  user: ConsoleUser;
-  /** The cookie's token (the session id is its sha256). */
-  token: string;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    visitor: Visitor | null;
-    csrf: string | null;
-  }
-}
-
-/** What the route modules share. */
-export interface ConsoleDeps extends ConsoleOptions {
-  app: FastifyInstance;
-  limiter: SendLimiter;
-  page(request: FastifyRequest): PageContext;
-  /** Sends a page (no-store: pages carry account data). */
-  send(reply: FastifyReply, html: string, status?: number): FastifyReply;
-  /** The signed-in visitor, or a redirect to sign in (GET) / 403 (POST) already sent. */
-  visitor(request: FastifyRequest, reply: FastifyReply): Visitor | null;
-  /** Starts a session for the user: a new token, the old session (if any) ended. */
-  startSession(request: FastifyRequest, reply: FastifyReply, userId: string): Promise<void>;
-  /** Gives the session a new token (after step-up), with a fresh authentication time. */
-  rotateSession(request: FastifyRequest, reply: FastifyReply, visitor: Visitor): Promise<void>;
-  error(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply;
-}
-
-export class NotFound extends Error {}
-export class Forbidden extends Error {}
 
 const FORM_LIMIT_BYTES = 64 * 1024;
 

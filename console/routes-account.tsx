@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import type { ConsoleUser } from '../accounts/index.js';
-import type { ConsoleDeps, Visitor } from './app.js';
+import type { ConsoleDeps, Visitor } from './deps.js';
 import { Csrf, Notice, renderPage } from './layout.js';
 import { fresh } from './routes-keys.js';
 import { safeNext } from './routes-sign-in.js';

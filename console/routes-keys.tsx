@@ -6,7 +6,7 @@
  * (routes-account.tsx asks for one).
  */
 import { AccountsError, MAX_ACTIVE_KEYS_PER_WORKSPACE, keyStatus } from '../accounts/index.js';
-import { STEP_UP_FRESH_MS, type ConsoleDeps, type Visitor } from './app.js';
+import { STEP_UP_FRESH_MS, type ConsoleDeps, type Visitor } from './deps.js';
 import { Csrf, Notice, formatCount, formatDate, formatTime, renderPage, type Crumb } from './layout.js';
 import { PLAYGROUND_LABEL } from './playground.js';
 import { keyScope, mustManage, projectScope } from './scope.js';

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountsError } from '../accounts/index.js';
 import { OPERATIONS, PATH_PARAMETERS, QUERY_PARAMETERS, type Operation } from '../shared/operations.js';
-import type { ConsoleDeps } from './app.js';
+import type { ConsoleDeps } from './deps.js';
 import { Csrf, Notice, renderPage, type PageContext } from './layout.js';
 import { PLAYGROUND_KEY_DAYS, playgroundKey, runPlayground, type PlaygroundResult } from './playground.js';
 import { projectCrumbs } from './routes-keys.js';

@@ -7,7 +7,7 @@
  * use it up).
  */
 import { Csrf, Notice, renderPage } from './layout.js';
-import type { ConsoleDeps } from './app.js';
+import type { ConsoleDeps } from './deps.js';
 import { SESSION_COOKIE, hostCookie, sha256 } from './security.js';
 import { createSignInLink } from './sign-in-link.js';
 

@@ -6,7 +6,7 @@
  */
 import { AccountsError, MEMBER_ROLES, type MemberRole } from '../accounts/index.js';
 import type { FastifyRequest } from 'fastify';
-import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './app.js';
+import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './deps.js';
 import { Csrf, Notice, formatCount, formatDate, renderPage } from './layout.js';
 import { mustManage, workspaceScope } from './scope.js';
 import { DailyChart, Meter, workspaceUsage } from './usage.js';

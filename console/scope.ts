@@ -5,7 +5,7 @@
  */
 import type { MemberRole, Project, Workspace } from '../accounts/index.js';
 import type { KeyRecord } from '../accounts/index.js';
-import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './app.js';
+import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './deps.js';
 
 export interface WorkspaceScope {
   workspace: Workspace;

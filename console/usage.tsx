@@ -5,7 +5,7 @@
  * usage flush writes.
  */
 import { effectivePlan, usageMonth, type DailyUsage, type Plan, type Workspace } from '../accounts/index.js';
-import type { ConsoleDeps } from './app.js';
+import type { ConsoleDeps } from './deps.js';
 import { formatCount } from './layout.js';
 
 export interface WorkspaceUsage {

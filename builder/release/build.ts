@@ -15,26 +15,9 @@ import { DOMAIN_NAME_INDEX, readDomainNames, writeDomains } from './dns-tables/d
 import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/intervals.js';
 import { workerSummariesFrom, writeIpSummaries } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
+import type { BuildOptions, BuildResult } from './build-types.js';
 import { intervalWindow, writeMeta } from './meta.js';
 import { pagesFileOf, shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
-
-export interface BuildOptions {
-  stateFile: string;
-  releaseId: string;
-  builtAt: number;
-  /** Preference order of IP-to-ASN mapping sources: layered per address (asn-mapping.ts). */
-  asnMappingPreference: string[];
-  /** 'demo' labels the release as demo data in its coverage block. */
-  dataset: 'production' | 'demo';
-  /** Share of an AS's routed IPv4 space that published cloud/hosting/CDN ranges must cover for our own category. */
-  ownCategoryThreshold: number;
-  log: (line: string) => void;
-}
-
-export interface BuildResult {
-  counts: Record<string, number>;
-  phases: Array<{ name: string; seconds: number }>;
-}
 
 export function buildRelease(file: string, options: BuildOptions): BuildResult {
   const phases: BuildResult['phases'] = [];

@@ -1,12 +1,12 @@
 /**
  * The meta table of a release: schema version, release id, build time, coverage, attribution,
- * source snapshots and row counts (SPEC.md; shared/release-schema.ts META_KEYS).
+ * source snapshots and row counts (the keys: shared/release-schema.ts META_KEYS).
  */
 import type Database from 'better-sqlite3';
 import { META_KEYS, RELEASE_SCHEMA_VERSION, RELEASE_TABLES, SEMANTICS } from '../../shared/release-schema.js';
 import { toIso } from '../../shared/time.js';
 import { getSource } from '../sources/index.js';
-import type { BuildOptions } from './build.js';
+import type { BuildOptions } from './build-types.js';
 import type { IntervalArrays } from './dns-tables/intervals.js';
 
 /**

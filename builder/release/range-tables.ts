@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { layerMappings, readMappingRows, writeMapping } from './asn-mapping.js';
 import { writeAsnTable } from './asn-table.js';
-import type { BuildOptions } from './build.js';
+import type { BuildOptions } from './build-types.js';
 import { NetworkResolver } from './network-resolver.js';
 import { writeProviderRanges } from './provider-ranges.js';
 

@@ -9,7 +9,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { BuildResult } from './build.js';
+import type { BuildResult } from './build-types.js';
 import type { WorkerInput, WorkerResult } from './worker-client.js';
 
 const data = workerData as {

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
-import type { BuildOptions, BuildResult } from './build.js';
+import type { BuildOptions, BuildResult } from './build-types.js';
 import type { SharedDomainNames } from './dns-tables/domains.js';
 import type { IntervalArrays, Intervals } from './dns-tables/intervals.js';
 import { PackedText } from './dns-tables/packed-text.js';

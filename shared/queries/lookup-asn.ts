@@ -142,7 +142,7 @@ function pageFromSql(release: Release, asn: number, afterId: number, limit: numb
  * The same page from asn_range in memory (loaded for lookup_ip): the texts and prefixes of a range
  * are what the builder stores for it, formatted from its first and last address (formatIp,
  * rangeToCidrs), so no SQL is needed. A release's stored texts are checked against this in
- * test/shared/queries.test.ts.
+ * test/shared/queries-release.test.ts.
  */
 function pageInMemory(ranges: AsnRanges, asn: number, afterId: number, limit: number): RangePage {
   const rows = rowsOfAsn(ranges.byAsn, asn);

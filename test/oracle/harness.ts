@@ -5,7 +5,8 @@
  */
 import { request } from 'undici';
 import { MAX, formatValue, type Family } from './ip.js';
-import { metadataKey, type MappingRow } from './parsers.js';
+import type { MappingRow } from './parsers.js';
+import { metadataKey } from './range-feeds.js';
 import type { Expected, ExpectedRange, Oracle } from './oracle.js';
 
 // ------------------------------------------------------------------ seeded draw

@@ -1,7 +1,8 @@
 /**
  * An independent oracle of `GET /v1/ip/{ip}`: from the raw feed files, by brute force, what the
  * service must answer (issue 13). It shares no code with builder/, shared/ or server/: the
- * parsers are in ./parsers.ts, the address arithmetic in ./ip.ts (on the `ip-address` package).
+ * parsers are in ./parsers.ts and ./range-feeds.ts, the address arithmetic in ./ip.ts (on the
+ * `ip-address` package).
  *
  * Two ways to find the rows and ranges holding an address, both visiting every row and range:
  * `scan` tries every one for every address; `sweep` sorts the addresses and, for every row and
@@ -10,19 +11,15 @@
 import path from 'node:path';
 import { formatAddress, lookupAddress, routeOf, type Address, type Cidr, type Family } from './ip.js';
 import {
-  FEEDS,
   MAPPINGS,
-  metadataKey,
   multicastEntries,
-  parseFeed,
   parseIpv6AddressSpace,
   parseSpecialRegistry,
   readFeedText,
   type BogonEntry,
-  type Category,
-  type FeedRange,
   type MappingRow,
 } from './parsers.js';
+import { FEEDS, metadataKey, parseFeed, type Category, type FeedRange } from './range-feeds.js';
 
 export const DEFAULT_ASN_MAPPING = ['iptoasn', 'ip-location-db'];
 const FRESH_TOR_MS = 48 * 3600 * 1000;
