@@ -129,6 +129,8 @@ export function createHttpStack(options: HttpOptions): HttpStack {
       const url = req.url ?? '/';
       const match = router.find(req.method, url);
       if (match.kind === 'bad-url') return ex.detail(match.status, match.detail);
+      // Counted under the route's label, refused or not.
+      if (match.kind === 'route') ex.route = match.route;
       if (lacksHost(req)) return ex.detail(400, MISSING_HOST);
       if (urlCarriesKey(url) && !isMcpUrl(url)) {
         return envelope.refuseKeyInUrl(ex.clientAddress(), (result) => ex.result(result));
@@ -141,7 +143,6 @@ export function createHttpStack(options: HttpOptions): HttpStack {
       const redirect = trailingSlashTarget(url);
       if (redirect !== null) return ex.write(308, { location: redirect }, '');
       if (match.kind === 'none') return ex.detail(404, 'Not Found');
-      ex.route = match.route;
       match.handler(ex, match.params, match.query);
     } catch (error) {
       ex.fail(error);
