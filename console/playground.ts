@@ -22,6 +22,9 @@ import type { Operation } from '../shared/operations.js';
 export const PLAYGROUND_LABEL = 'Playground';
 export const PLAYGROUND_KEY_DAYS = 90;
 
+/** A run's client: the console vouches for the principal, so no key is refused and no address counted. */
+const CONSOLE = { clientAddress: () => undefined };
+
 /** The project's active Playground key, created when there is none. */
 export async function playgroundKey(
   store: AccountsStore,
@@ -67,15 +70,15 @@ export async function runPlayground(
     projectMonthlyCap: project.monthlyCap,
   };
   // The console vouches for the principal: its key's plaintext is never kept (see above).
-  const result = await new Promise<CallResult>((respond) =>
+  const result = await new Promise<CallResult>((resolve) =>
     envelope.call(
       {
         op,
         credential: { principal },
-        clientAddress: () => undefined,
+        client: CONSOLE,
         args: { from: 'rest', path: args.path, query: args.query },
       },
-      respond,
+      { result: resolve },
     ),
   );
   const text = result.answer !== null ? jsonText(result.answer.json) : JSON.stringify(result.refusal!.body);

@@ -13,7 +13,7 @@
  *    limits come before the parameters.
  * 4. The unit settled: an answered, billable lookup commits it; a refused or unbilled one (a bogon
  *    lookup_ip) releases it. The result carries the final limit headers.
- * 5. The result is handed to the transport once the counters have the unit: at once, in the same
+ * 5. The result goes to the transport's recipient once the counters have the unit: at once, in the same
  *    turn, when nothing had to be waited for (a key verified moments ago, a meter that grants in
  *    process); else when the key check, the meter or the counters have answered. Whether to wait
  *    is decided here only; transports never ask.
@@ -46,12 +46,16 @@ export type Credential = { token: string | null; keyInUrl: boolean } | { princip
 export type RawArguments =
   { from: 'rest'; path: string | undefined; query: unknown } | { from: 'tool'; args: unknown };
 
+/** Where a call comes from: read only when a key is refused (the refused-key throttle counts by it). */
+export interface Client {
+  clientAddress(): string | undefined;
+}
+
 /** What a transport read of one call. */
 export interface CallFacts {
   op: Operation;
   credential: Credential;
-  /** The client's address, for the refused-key throttle (read only when a key is refused). */
-  clientAddress(): string | undefined;
+  client: Client;
   args: RawArguments;
   /** The answer carries the response object (the MCP SDK path's structuredContent). */
   withValue?: boolean;
@@ -76,7 +80,10 @@ export interface CallResult {
   refusal: Refusal | null;
 }
 
-export type Respond = (result: CallResult) => void;
+/** Who gets a call's result (an HTTP exchange, an MCP call, the console's playground). */
+export interface Recipient {
+  result(result: CallResult): void;
+}
 
 export interface EnvelopeDeps {
   releases: { current(): Release | null };
@@ -92,10 +99,10 @@ export interface EnvelopeDeps {
 }
 
 export interface Envelope {
-  /** Runs the call; `respond` is called once with its result (see the steps above); never throws. */
-  call(facts: CallFacts, respond: Respond): void;
+  /** Runs the call; `to` gets its result once (see the steps above); never throws. */
+  call(facts: CallFacts, to: Recipient): void;
   /** A URL carrying something shaped like a key, on a route with no operation: 401, or 429. */
-  refuseKeyInUrl(clientAddress: string | undefined, respond: Respond): void;
+  refuseKeyInUrl(clientAddress: string | undefined, to: Recipient): void;
   /** The result of an error a transport met itself (413 over the body limit, a failure: 500). */
   errorResult(error: unknown): CallResult;
 }
@@ -163,18 +170,18 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
   }
 
   /** A refused key: counted by the throttle, then 401 (or 429 once the address is over its limit). */
-  function refuseKey(address: string | undefined, message: string | undefined, respond: Respond): void {
+  function refuseKey(address: string | undefined, message: string | undefined, to: Recipient): void {
     const refusal = new ApiError('unauthorized', message);
     const throttle = deps.refusedKeys;
-    if (throttle === undefined) return respond(errorResult(refusal));
+    if (throttle === undefined) return to.result(errorResult(refusal));
     throttle.refused(address).then(
-      () => respond(errorResult(refusal)),
-      (error: unknown) => respond(errorResult(error)),
+      () => to.result(errorResult(refusal)),
+      (error: unknown) => to.result(errorResult(error)),
     );
   }
 
   /** Steps 2 to 5 for a caller whose key was accepted. */
-  function callAs(principal: KeyPrincipal, facts: CallFacts, respond: Respond): void {
+  function callAs(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
     const { op } = facts;
     const withValue = facts.withValue === true;
     let release: Release | null = null;
@@ -217,13 +224,13 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
           done = settled.done;
         }
       } catch (error) {
-        return respond(errorResult(error, op));
+        return to.result(errorResult(error, op));
       }
       // The counters have the unit before the client hears of it.
-      if (done === SETTLED) return respond(result);
+      if (done === SETTLED) return to.result(result);
       done.then(
-        () => respond(result),
-        (error: unknown) => respond(errorResult(error, op)),
+        () => to.result(result),
+        (error: unknown) => to.result(errorResult(error, op)),
       );
     };
 
@@ -231,47 +238,46 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     try {
       now = deps.meter.reserveNow?.(principal);
     } catch (error) {
-      return respond(errorResult(error, op));
+      return to.result(errorResult(error, op));
     }
     if (now !== undefined) return finish(now);
     deps.meter.reserve(principal).then(finish, (error: unknown) => {
       if (error instanceof ApiError && error.code !== 'service_unavailable')
         deps.onMeterRefusal?.(error.code);
-      respond(errorResult(error, op, error instanceof ApiError ? error.headers : NO_HEADERS));
+      to.result(errorResult(error, op, error instanceof ApiError ? error.headers : NO_HEADERS));
     });
   }
 
-  function call(facts: CallFacts, respond: Respond): void {
+  function call(facts: CallFacts, to: Recipient): void {
     const credential = facts.credential;
-    if ('principal' in credential) return callAs(credential.principal, facts, respond);
-    if (credential.keyInUrl) return refuseKey(facts.clientAddress(), KEY_IN_URL_MESSAGE, respond);
+    if ('principal' in credential) return callAs(credential.principal, facts, to);
+    if (credential.keyInUrl) return refuseKey(facts.client.clientAddress(), KEY_IN_URL_MESSAGE, to);
     const token = credential.token;
-    if (token === null) return refuseKey(facts.clientAddress(), undefined, respond);
+    if (token === null) return refuseKey(facts.client.clientAddress(), undefined, to);
     let known: KeyPrincipal | undefined;
     try {
       known = deps.accounts.peekKey?.(token);
     } catch (error) {
-      return respond(errorResult(error, facts.op));
+      return to.result(errorResult(error, facts.op));
     }
-    if (known !== undefined) return callAs(known, facts, respond);
+    if (known !== undefined) return callAs(known, facts, to);
     // The client's address now: a socket closed during a slow key check no longer has one.
     let address: string | undefined;
     try {
-      address = facts.clientAddress();
+      address = facts.client.clientAddress();
     } catch {
       address = undefined;
     }
     deps.accounts.verifyKey(token).then(
-      (principal) =>
-        principal === null ? refuseKey(address, undefined, respond) : callAs(principal, facts, respond),
+      (principal) => (principal === null ? refuseKey(address, undefined, to) : callAs(principal, facts, to)),
       // The store does not answer: 503 service_unavailable (server/limits/key-verifier.ts), or a bug.
-      (error: unknown) => respond(errorResult(error, facts.op)),
+      (error: unknown) => to.result(errorResult(error, facts.op)),
     );
   }
 
   return {
     call,
-    refuseKeyInUrl: (address, respond) => refuseKey(address, KEY_IN_URL_MESSAGE, respond),
+    refuseKeyInUrl: (address, to) => refuseKey(address, KEY_IN_URL_MESSAGE, to),
     errorResult: (error) => errorResult(error),
   };
 }

@@ -19,6 +19,8 @@ import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
 import type { TurnWrites } from './turn-writes.js';
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** A response body: text, bytes, or pieces written in order. */
 export type Body = string | Buffer | BodyChunks;
 
@@ -45,7 +47,9 @@ export class Exchange {
   readonly started = performance.now();
   /** The metrics index of the route that took the request. */
   route: number;
-  /** Headers the route adds to every response of this exchange (Vary, CORS). */
+  /** True: every response of this exchange says `Vary: Origin` (an API route). */
+  varyOrigin = false;
+  /** Headers the route adds to every response of this exchange (CORS). */
   extra: Record<string, string> | null = null;
   /** Read when the request arrives: a socket closed during a slow key check no longer has one. */
   private readonly socketAddress: string | undefined;
@@ -65,8 +69,10 @@ export class Exchange {
     return this.context.logger;
   }
 
-  /** The client's address (a bound function: the envelope reads it only to count a refused key). */
-  readonly clientAddress = (): string | undefined => this.context.clientAddress(this.req, this.socketAddress);
+  /** The client's address (the envelope reads it only to count a refused key). */
+  clientAddress(): string | undefined {
+    return this.context.clientAddress(this.req, this.socketAddress);
+  }
 
   /** The host the client asked for (X-Forwarded-Host behind a trusted proxy), as sent. */
   host(): string {
@@ -94,15 +100,26 @@ export class Exchange {
     (this.extra ??= {})[name] = value;
   }
 
-  /** Writes the response (once: a second answer is a bug, logged and dropped). */
-  write(status: number, headers: Readonly<Record<string, string | number>>, body: Body): void {
+  /**
+   * Writes the response (once: a second answer is a bug, logged and dropped): `type` is its content
+   * type (null: none), `headers` the ones the route adds.
+   */
+  write(
+    status: number,
+    type: string | null,
+    headers: Readonly<Record<string, string | number>>,
+    body: Body,
+  ): void {
     if (this.answered) {
       this.context.logger?.error({ reqId: this.id }, 'a second response to one request was dropped');
       return;
     }
     this.answered = true;
+    // One object, built in one go: the request id, the route's headers, the type, the call's.
     const all: Record<string, string | number> = { [REQUEST_ID_HEADER]: this.id };
+    if (this.varyOrigin) all.vary = 'Origin';
     if (this.extra !== null) Object.assign(all, this.extra);
+    if (type !== null) all['content-type'] = type;
     Object.assign(all, headers);
     // A 204 has no body and says no length (RFC 9110 8.6).
     if (status !== 204) {
@@ -119,12 +136,12 @@ export class Exchange {
   }
 
   /** A JSON object as the body. */
-  json(status: number, body: object, headers: Readonly<Record<string, string>> = {}): void {
-    this.write(status, { 'content-type': JSON_CONTENT_TYPE, ...headers }, responseJson(body));
+  json(status: number, body: object, headers: Readonly<Record<string, string>> = NO_HEADERS): void {
+    this.write(status, JSON_CONTENT_TYPE, headers, responseJson(body));
   }
 
   /** The framework-level refusal `{detail}` (400, 403, 404, 405). */
-  detail(status: number, detail: string, headers: Readonly<Record<string, string>> = {}): void {
+  detail(status: number, detail: string, headers: Readonly<Record<string, string>> = NO_HEADERS): void {
     this.json(status, { detail }, headers);
   }
 
@@ -147,11 +164,8 @@ export class Exchange {
       return;
     }
     const json = answer.json;
-    this.write(
-      result.status,
-      { 'content-type': JSON_CONTENT_TYPE, ...result.headers },
-      json.blocks === null ? json.head : [json.head, json.blocks.bytes],
-    );
+    const body = json.blocks === null ? json.head : [json.head, json.blocks.bytes];
+    this.write(result.status, JSON_CONTENT_TYPE, result.headers, body);
   }
 
   private send(status: number, headers: Record<string, string | number>, body: Body): void {

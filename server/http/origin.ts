@@ -46,7 +46,7 @@ export function consoleOrigin(consoleUrl: string): string | null {
  * the console the CORS headers; false (and answered 403) for any other origin.
  */
 export function originAllowed(ex: Exchange, allowedOrigin: string | null): boolean {
-  ex.addHeader('vary', 'Origin');
+  ex.varyOrigin = true;
   const origin = ex.req.headers.origin;
   if (origin === undefined) return true;
   if (origin !== allowedOrigin) {
@@ -63,6 +63,7 @@ export function answerPreflight(ex: Exchange, methods: string, allowedHeaders = 
   if (ex.req.method !== 'OPTIONS' || ex.req.headers.origin === undefined) return false;
   ex.write(
     204,
+    null,
     {
       'access-control-allow-methods': methods,
       'access-control-allow-headers': allowedHeaders,

@@ -133,7 +133,7 @@ export function createHttpStack(options: HttpOptions): HttpStack {
       if (match.kind === 'route') ex.route = match.route;
       if (lacksHost(req)) return ex.detail(400, MISSING_HOST);
       if (urlCarriesKey(url) && !isMcpUrl(url)) {
-        return envelope.refuseKeyInUrl(ex.clientAddress(), (result) => ex.result(result));
+        return envelope.refuseKeyInUrl(ex.clientAddress(), ex);
       }
       if (closing.active()) {
         return ex.refuse(
@@ -141,7 +141,7 @@ export function createHttpStack(options: HttpOptions): HttpStack {
         );
       }
       const redirect = trailingSlashTarget(url);
-      if (redirect !== null) return ex.write(308, { location: redirect }, '');
+      if (redirect !== null) return ex.write(308, null, { location: redirect }, '');
       if (match.kind === 'none') return ex.detail(404, 'Not Found');
       match.handler(ex, match.params, match.query);
     } catch (error) {

@@ -121,25 +121,27 @@ export function createFastCall(envelope: Envelope, proven: SelfCheck): FastCall 
       {
         op: call.tool,
         credential: { token: bearerToken(request.headers.authorization), keyInUrl: request.keyInUrl },
-        clientAddress: request.clientAddress,
+        client: request,
         args: { from: 'tool', args: call.args },
       },
-      (result) => {
-        const refusal = result.refusal;
-        respond({
-          status: 200,
-          // The type first: `{ ...result.headers, 'content-type': … }` takes V8's slow path
-          // (0.59 against 0.13 µs for this copy and the writer's, a node loop).
-          headers: { 'content-type': 'application/json', ...result.headers },
-          body:
-            refusal === null
-              ? toolResultChunks(result.answer!, call.id, call.modern)
-              : toolErrorChunks(
-                  refusalText(call.tool.id, refusal.code, refusal.message),
-                  call.id,
-                  call.modern,
-                ),
-        });
+      {
+        result(result) {
+          const refusal = result.refusal;
+          respond({
+            status: 200,
+            // The type first: `{ ...result.headers, 'content-type': … }` takes V8's slow path
+            // (0.59 against 0.13 µs for this copy and the writer's, a node loop).
+            headers: { 'content-type': 'application/json', ...result.headers },
+            body:
+              refusal === null
+                ? toolResultChunks(result.answer!, call.id, call.modern)
+                : toolErrorChunks(
+                    refusalText(call.tool.id, refusal.code, refusal.message),
+                    call.id,
+                    call.modern,
+                  ),
+          });
+        },
       },
     );
   }

@@ -31,9 +31,9 @@ export function mcpRoute(endpoint: McpEndpoint): RouteSpec {
             headers: ex.req.headers,
             body,
             keyInUrl,
-            clientAddress: ex.clientAddress,
+            clientAddress: () => ex.clientAddress(),
           },
-          (response) => ex.write(response.status, response.headers, response.body),
+          (response) => ex.write(response.status, null, response.headers, response.body),
         ),
       );
     },

@@ -72,13 +72,15 @@ function callTool(
       {
         op,
         credential: { token: bearerToken(request.headers.authorization), keyInUrl: request.keyInUrl },
-        clientAddress: request.clientAddress,
+        client: request,
         args: { from: 'tool', args },
         withValue: true,
       },
-      (result) => {
-        Object.assign(caller.headers, result.headers);
-        resolve(toolResult(op, result));
+      {
+        result(result) {
+          Object.assign(caller.headers, result.headers);
+          resolve(toolResult(op, result));
+        },
       },
     ),
   );

@@ -30,7 +30,7 @@ t.test('requests during close', async (t) => {
     access: 'public',
     handler: (ex) => {
       arrived();
-      setTimeout(() => ex.write(200, { 'content-type': 'text/plain; charset=utf-8' }, 'done'), 400);
+      setTimeout(() => ex.write(200, 'text/plain; charset=utf-8', {}, 'done'), 400);
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -34,14 +34,13 @@ export function docsRoutes(releases: ReleaseSource): RouteSpec[] {
       path: '/v1/openapi.json',
       method: 'GET',
       access: 'browser',
-      handler: (ex) => ex.write(200, { 'content-type': JSON_CONTENT_TYPE, 'cache-control': CACHED }, openapi),
+      handler: (ex) => ex.write(200, JSON_CONTENT_TYPE, { 'cache-control': CACHED }, openapi),
     },
     {
       path: '/llms-full.txt',
       method: 'GET',
       access: 'public',
-      handler: (ex) =>
-        ex.write(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': CACHED }, guideFor(ex)),
+      handler: (ex) => ex.write(200, 'text/plain; charset=utf-8', { 'cache-control': CACHED }, guideFor(ex)),
     },
   ];
 }

@@ -26,9 +26,9 @@ function lookup(envelope: Envelope, op: Operation): Handler {
       {
         op,
         credential: { token: bearerToken(ex.req.headers.authorization), keyInUrl: hasKeyInQuery(query) },
-        clientAddress: ex.clientAddress,
+        client: ex,
         args: { from: 'rest', path: parameter === undefined ? undefined : params[parameter], query },
       },
-      (result) => ex.result(result),
+      ex,
     );
 }
