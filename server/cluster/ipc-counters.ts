@@ -12,8 +12,13 @@
  * primary when its minute window ends, when the limits of the plan change, when the primary
  * recalls them (before it refuses anyone) and when the worker stops.
  *
- * The limit headers of a unit handed out from a lease count the worker's own takes on top of the
- * primary's counts when it lent them; the other workers' takes since then show with the next lease.
+ * The limit headers count units used, whichever worker took them (used-views.ts): a unit handed
+ * out from a lease is reported to the primary in the batch of its turn (`handed`), and the call's
+ * response waits until that batch is written (the take's `sent`, which the meter's commit and
+ * release return as their `done`); the primary sends the new counts to every worker holding a
+ * lease of that workspace or project at once. So a request that follows another one's response
+ * sees it counted, whichever worker answered it; requests under way on two workers at the same
+ * time may miss each other's unit (at most the units other workers handed out within one IPC round).
  */
 import {
   monthOf,
@@ -28,10 +33,12 @@ import {
   isOurs,
   type CounterAnswers,
   type CounterBatch,
+  type CounterCounts,
   type CounterOp,
   type CounterRecall,
   type LeaseScope,
 } from './messages.js';
+import { UsedViews } from './used-views.js';
 
 /** How long a take waits for the primary before the request answers 503. */
 const TAKE_TIMEOUT_MS = 5_000;
@@ -53,6 +60,8 @@ interface Pending {
   reject(error: Error): void;
   timer: NodeJS.Timeout;
   request: TakeRequest;
+  /** The batch it went out in (0: not sent yet). */
+  seq: number;
   /** The lease key, when this take asked for a lease. */
   leaseKey?: string;
   /** A lend (askMore): no request waits for it. */
@@ -74,23 +83,7 @@ interface Lease {
   free: number;
   /** The primary lent no more to this lease (its budget is near a limit): it asks no more. */
   dry: boolean;
-  /** The units lent, one block per lend, handed out in order (each block's counts are its own). */
-  blocks: Block[];
 }
-
-/** Units lent at once: the counts of the last one handed out (the limit headers), and how many are left. */
-interface Block {
-  minuteUsed: number;
-  monthUsed: number;
-  projectUsed: number;
-  free: number;
-}
-
-const counts = ({ minuteUsed, monthUsed, projectUsed }: TakeResult) => ({
-  minuteUsed,
-  monthUsed,
-  projectUsed,
-});
 
 /** Whether a lease of minute `window` and `month` serves a request under its limits. */
 function fits(lease: Lease, window: number, month: string, request: TakeRequest): boolean {
@@ -109,6 +102,14 @@ export class IpcCounters implements Counters {
   private ops: CounterOp[] = [];
   private scheduled = false;
   private nextId = 1;
+  /** The number of the last batch sent. */
+  private seq = 0;
+  /** Units of each lease handed out (or given back) since the last batch. */
+  private readonly handedUnits = new Map<Lease, number>();
+  /** Resolves once the batch carrying the units handed out this turn is written. */
+  private nextSent: { promise: Promise<void>; resolve(): void } | null = null;
+  /** What this worker knows of the units used. */
+  private readonly views = new UsedViews();
   private readonly pending = new Map<number, Pending>();
   /** Takes (true) and lends (false) that timed out here, until their answers come. */
   private readonly expired = new Map<number, boolean>();
@@ -119,8 +120,9 @@ export class IpcCounters implements Counters {
   private keepTimer: NodeJS.Timeout | null = null;
   private windowTimer: NodeJS.Timeout | null = null;
   private readonly listener = (message: unknown) => {
-    if (!isOurs<CounterAnswers | CounterRecall>(message)) return;
+    if (!isOurs<CounterAnswers | CounterCounts | CounterRecall>(message)) return;
     if (message.ipscope === 'counter-answers') this.answered(message);
+    else if (message.ipscope === 'counter-counts') this.views.apply(message.counts, message.ack);
     else if (message.ipscope === 'counter-recall') this.recalled(message);
   };
 
@@ -141,23 +143,33 @@ export class IpcCounters implements Counters {
     if (lease.free === 0) return undefined;
     if (lease.free <= LEASE_LOW && !lease.dry && !this.asking.has(key)) this.askMore(key, request);
     lease.free -= 1;
-    let block = lease.blocks[0]!;
-    if (block.free === 0) {
-      lease.blocks.shift();
-      block = lease.blocks[0]!;
-    }
-    block.free -= 1;
-    block.minuteUsed += 1;
-    block.monthUsed += 1;
-    if (lease.scope.project) block.projectUsed += 1;
+    const sent = this.hand(lease, 1);
+    const used = this.views.used(lease.scope);
     return {
       outcome: 'ok',
-      minuteUsed: block.minuteUsed,
+      minuteUsed: used.minuteUsed,
       resetMs: window + MINUTE_MS - request.now,
-      monthUsed: block.monthUsed,
-      projectUsed: block.projectUsed,
+      monthUsed: used.monthUsed,
+      projectUsed: used.projectUsed,
       ticket: lease.ticket,
+      sent,
     };
+  }
+
+  /**
+   * Units of a lease handed out here (negative: given back to it): counted in this worker's view at
+   * once, reported in this turn's batch; the promise resolves once that batch is written.
+   */
+  private hand(lease: Lease, units: number): Promise<void> {
+    this.views.handed(lease.scope, units);
+    this.handedUnits.set(lease, (this.handedUnits.get(lease) ?? 0) + units);
+    if (this.nextSent === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.nextSent = { promise, resolve };
+    }
+    this.schedule();
+    return this.nextSent.promise;
   }
 
   take(request: TakeRequest): Promise<TakeResult> {
@@ -173,7 +185,7 @@ export class IpcCounters implements Counters {
         this.expired.set(id, true);
         reject(new Error(`the primary process did not answer a take within ${TAKE_TIMEOUT_MS} ms`));
       }, TAKE_TIMEOUT_MS);
-      this.pending.set(id, { resolve, reject, timer, request, leaseKey: asks ? key : undefined });
+      this.pending.set(id, { resolve, reject, timer, request, seq: 0, leaseKey: asks ? key : undefined });
       this.queue({ op: 'take', id, request, lease: asks ? LEASE_UNITS : 0 });
     });
   }
@@ -186,7 +198,15 @@ export class IpcCounters implements Counters {
       this.settle(id);
       this.expired.set(id, false);
     }, TAKE_TIMEOUT_MS);
-    this.pending.set(id, { resolve: ignore, reject: ignore, timer, request, leaseKey: key, lend: true });
+    this.pending.set(id, {
+      resolve: ignore,
+      reject: ignore,
+      timer,
+      request,
+      seq: 0,
+      leaseKey: key,
+      lend: true,
+    });
     this.queue({ op: 'lend', id, request, units: LEASE_UNITS });
   }
 
@@ -200,12 +220,7 @@ export class IpcCounters implements Counters {
       lease.scope.project === ticket.project
     ) {
       lease.free += 1;
-      const block = lease.blocks[0]!;
-      block.free += 1;
-      block.minuteUsed = Math.max(0, block.minuteUsed - 1);
-      block.monthUsed = Math.max(0, block.monthUsed - 1);
-      if (lease.scope.project) block.projectUsed = Math.max(0, block.projectUsed - 1);
-      return;
+      return this.hand(lease, -1);
     }
     this.queue({ op: 'give', ticket });
   }
@@ -250,6 +265,11 @@ export class IpcCounters implements Counters {
 
   private queue(op: CounterOp): void {
     this.ops.push(op);
+    this.schedule();
+  }
+
+  /** Sends this turn's operations at its end (one message a turn). */
+  private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => void this.flush());
@@ -257,13 +277,31 @@ export class IpcCounters implements Counters {
 
   private flush(): Promise<void> {
     this.scheduled = false;
-    if (this.ops.length === 0) return Promise.resolve();
+    for (const [lease, units] of this.handedUnits) {
+      if (units !== 0) this.ops.push({ op: 'handed', scope: lease.scope, units });
+    }
+    this.handedUnits.clear();
+    const sent = this.nextSent;
+    this.nextSent = null;
+    if (this.ops.length === 0) {
+      sent?.resolve();
+      return Promise.resolve();
+    }
     const ops = this.ops;
     this.ops = [];
+    const seq = ++this.seq;
+    this.views.sent(seq);
+    for (const op of ops) {
+      if (op.op === 'take' || op.op === 'lend') {
+        const p = this.pending.get(op.id);
+        if (p !== undefined) p.seq = seq;
+      }
+    }
     // The callback runs once the message is written (or could not be).
     return new Promise((resolve) => {
-      this.channel.send({ ipscope: 'counters', ops }, (error) => {
+      this.channel.send({ ipscope: 'counters', seq, ops }, (error) => {
         if (error) this.failAll(ops, error);
+        sent?.resolve();
         resolve();
       });
     });
@@ -294,26 +332,27 @@ export class IpcCounters implements Counters {
         if (ticket && units > 0) this.queue({ op: 'return', scope: ticket, units });
         continue;
       }
-      if (answer.lease && answer.result) this.leased(p.request, answer.result, answer.lease);
+      if (answer.lease && answer.result) this.leased(p.request, answer.result, answer.lease, p.seq);
       else if (p.lend) this.dried(p.request);
       if (answer.result) p.resolve(answer.result);
       else p.reject(new Error(answer.error ?? 'the primary process refused the take'));
     }
   }
 
-  /** Units lent, counted after `before`: a new lease, or more units of the one held. */
-  private leased(request: TakeRequest, before: TakeResult, units: number): void {
+  /** Units lent after `before` (its counts as the primary answered batch `seq`): a new lease, or more units of the one held. */
+  private leased(request: TakeRequest, before: TakeResult, units: number, seq: number): void {
     const { workspaceId, projectId, month, window, project } = before.ticket!;
     const key = leaseKeyOf(workspaceId, projectId);
     const held = this.leases.get(key);
     if (held !== undefined && fits(held, window, month, request)) {
       held.free += units;
       held.dry = false;
-      held.blocks.push({ ...counts(before), free: units });
       return;
     }
     if (held !== undefined) this.giveBack(key, held);
     const scope = { workspaceId, projectId, month, window, project };
+    this.views.prune(window, month);
+    this.views.seed(scope, before, seq);
     this.leases.set(key, {
       scope,
       ticket: { ...scope, where: 'memory' },
@@ -322,7 +361,6 @@ export class IpcCounters implements Counters {
       projectCap: request.projectCap,
       free: units,
       dry: false,
-      blocks: [{ ...counts(before), free: units }],
     });
     // The leases of a window that ended go back then, also when no take comes to notice it.
     if (this.windowTimer === null) this.endWindowAt(window);

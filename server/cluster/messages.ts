@@ -8,6 +8,8 @@ import type { TakeRequest, TakeResult, Ticket } from '../limits/counters.js';
 /** Worker → primary: the counter operations of one batch, in the order they happened. */
 export interface CounterBatch {
   ipscope: 'counters';
+  /** The worker's batch number, from 1 up: the counts it gets back say up to which one they include. */
+  seq: number;
   ops: CounterOp[];
 }
 
@@ -26,6 +28,12 @@ export type CounterOp =
   | { op: 'take'; id: number; request: TakeRequest; lease: number }
   /** Up to `units` units for the worker to hand out itself, before its lease runs out. */
   | { op: 'lend'; id: number; request: TakeRequest; units: number }
+  /**
+   * Units of a lease the worker handed out (each one a call answered or under way), sent before
+   * those calls' responses leave; negative: handed out, then given back to the lease (the call was
+   * refused after all). The primary's counts of units used include them from then on.
+   */
+  | { op: 'handed'; scope: LeaseScope; units: number }
   /** Units handed out by the worker and kept (the durable usage), summed per workspace and project. */
   | { op: 'keep'; workspaceId: string; projectId: string; month: string; units: number }
   /** A unit the primary handed out, given back (the call was refused after all). */
@@ -36,12 +44,32 @@ export type CounterOp =
   | { op: 'recalled'; id: number };
 
 /**
- * Primary → worker: the answers to the takes and lends of one batch. `lease`: units lent, counted
- * after `result` (a take's own unit; for a lend, the counts before the units lent).
+ * Primary → worker: the answers to the takes and lends of one batch. `lease`: units lent after
+ * `result` (a take's own unit; for a lend, the counts before the units lent). The counts of a
+ * result are units used: lent units not handed out yet are not in them.
  */
 export interface CounterAnswers {
   ipscope: 'counter-answers';
   answers: Array<{ id: number; result?: TakeResult; lease?: number; error?: string }>;
+}
+
+/**
+ * The units used (taken by calls, not merely lent to workers) of a workspace's minute window and
+ * month, or of a capped project's month, as the primary counts them.
+ */
+export type UsedCount =
+  | { kind: 'workspace'; id: string; window: number; month: string; minuteUsed: number; monthUsed: number }
+  | { kind: 'project'; id: string; month: string; used: number };
+
+/**
+ * Primary → worker: the units used of the workspaces and projects the worker holds leases of,
+ * after every batch that changed them (from any worker): `ack` is the worker's last batch they
+ * include.
+ */
+export interface CounterCounts {
+  ipscope: 'counter-counts';
+  ack: number;
+  counts: UsedCount[];
 }
 
 /**
@@ -105,7 +133,7 @@ export interface WorkerDrain {
 }
 
 export type PrimaryMessage =
-  CounterAnswers | CounterRecall | ReleaseStage | ReleaseHold | ReleaseSwap | WorkerDrain;
+  CounterAnswers | CounterCounts | CounterRecall | ReleaseStage | ReleaseHold | ReleaseSwap | WorkerDrain;
 export type WorkerMessage = CounterBatch | ReleaseStaged | ReleaseHeld | WorkerListening;
 
 export function isOurs<T extends { ipscope: string }>(message: unknown): message is T {

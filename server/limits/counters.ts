@@ -43,6 +43,12 @@ export interface TakeResult {
   projectUsed: number;
   /** Present when outcome is ok. */
   ticket?: Ticket;
+  /**
+   * A unit a worker of `--workers N` handed out from a lease: resolves once the primary has been
+   * told (server/cluster/ipc-counters.ts); the call's response waits for it, so that the next
+   * request, on any worker, counts this unit. Absent: nothing to wait for.
+   */
+  sent?: Promise<void>;
 }
 
 export interface Counters {

@@ -200,6 +200,24 @@ export class MemoryCounters implements Counters {
     return { units: lent, before };
   }
 
+  /**
+   * The counts of a workspace's minute `window` and `month` and of a project's month (0 where not
+   * counted): what the limits are checked against, lent units included.
+   */
+  counted(
+    workspaceId: string,
+    projectId: string | null,
+    window: number,
+    month: string,
+  ): { minute: number; month: number; project: number } {
+    const minute = this.minutes.get(workspaceId);
+    return {
+      minute: minute !== undefined && minute.window === window ? minute.used : 0,
+      month: this.months.get(`w:${workspaceId}:${month}`) ?? 0,
+      project: projectId === null ? 0 : (this.months.get(`p:${projectId}:${month}`) ?? 0),
+    };
+  }
+
   /** Keeps `units` units at once (units a worker handed out from its leases). */
   keepUnits(workspaceId: string, projectId: string, month: string, units: number): void {
     this.options.ledger?.add('workspace', workspaceId, month, units);

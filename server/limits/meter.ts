@@ -110,6 +110,7 @@ export class CountingMeter implements Meter {
       plan.maxPageSize,
       principal,
       this.options.onKept,
+      result.sent,
     );
   }
 
@@ -154,6 +155,7 @@ export class CountingMeter implements Meter {
       plan.maxPageSize,
       principal,
       this.options.onKept,
+      result.sent,
     );
   }
 
@@ -174,13 +176,15 @@ class CountedReservation implements Reservation {
     readonly maxPageSize: number,
     private readonly principal: KeyPrincipal,
     private readonly onKept?: (principal: KeyPrincipal) => void,
+    /** The counters are told of the unit (a worker's leased unit): the response waits for it. */
+    private readonly sent: Promise<void> = SETTLED,
   ) {}
 
   commit(): Settled {
     if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
     this.onKept?.(this.principal);
-    this.settled = { headers: this.headers, done: SETTLED };
+    this.settled = { headers: this.headers, done: this.sent };
     return this.settled;
   }
 

@@ -74,7 +74,7 @@ async function take(counters: IpcCounters, r: TakeRequest): Promise<TakeResult> 
 
 const ops = (batches: CounterBatch[], op: string) => batches.flatMap((b) => b.ops).filter((o) => o.op === op);
 
-t.test('leased units need no message; the last ones are taken one at a time', async (t) => {
+t.test('leased units need no round trip; the last ones are taken one at a time', async (t) => {
   const counters = new MemoryCounters({ ledger: null, load: async () => 0 });
   const host = new CounterHost(counters, { headroom: 200 });
   const a = worker(host);
@@ -89,7 +89,14 @@ t.test('leased units need no message; the last ones are taken one at a time', as
   // for the 31 that leave 200 free; the next lend gets none, and the last 200 are taken one at a time.
   t.equal(ops(a.batches, 'take').length, 1 + 200, 'takes through the primary');
   t.same(ops(a.batches, 'lend').length, 7, 'lends: 6 answered with units, 1 with none');
-  t.equal(a.batches.length, 1 + 7 + 200, 'messages for 1000 units');
+  // The 799 leased units are reported (`handed`, one op per turn here: each take has its own turn)
+  // without waiting for any answer; the takes and lends above are the only round trips.
+  const handed = ops(a.batches, 'handed');
+  t.equal(
+    handed.reduce((sum, o) => sum + (o.op === 'handed' ? o.units : 0), 0),
+    1_000 - 201,
+    'every leased unit reported once',
+  );
   t.same(
     results.map((r) => r.minuteUsed),
     Array.from({ length: 1_000 }, (_, i) => i + 1),
@@ -195,4 +202,36 @@ t.test('units not handed out come back when their minute ends, and when the work
   t.equal(later.monthUsed, 5, 'the stopped worker gave its lease back: 4 kept units + this one');
   await ledger.close();
   t.equal(await store.getUsage('workspace', 'w1', month), 4, 'the kept units reached the accounts file');
+});
+
+t.test('limit headers count the units every worker handed out before', async (t) => {
+  const counters = new MemoryCounters({ ledger: null, load: async () => 0 });
+  const host = new CounterHost(counters, { headroom: 0 });
+  const a = worker(host);
+  const b = worker(host);
+  await awaitMinuteRoom(20);
+  const seen: Array<[number, number, number]> = [];
+  for (let i = 0; i < 50; i++) {
+    const r = await take(i % 2 === 0 ? a.counters : b.counters, request({ now: Date.now() }));
+    t.equal(r.outcome, 'ok');
+    // As a response does, wait until the primary has been told; then as a client does, a little more.
+    await r.sent;
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    seen.push([r.minuteUsed, r.monthUsed, r.projectUsed]);
+  }
+  t.same(
+    seen.map(([minute]) => minute),
+    Array.from({ length: 50 }, (_, i) => i + 1),
+    'the minute count rises by one each time, whichever worker answers',
+  );
+  t.same(
+    seen.map(([, month]) => month),
+    Array.from({ length: 50 }, (_, i) => i + 1),
+    'and the month count',
+  );
+  t.ok(ops(a.batches, 'take').length <= 2 && ops(b.batches, 'take').length <= 2, 'both served from leases');
+  // Units lent and not handed out are not used: the primary's counts say 50.
+  const refusedAt = counters.counted('w1', null, windowOf(Date.now()), monthOf(Date.now()));
+  t.ok(refusedAt.minute > 50, `the counters hold the lent units too (${refusedAt.minute})`);
+  await Promise.all([a.counters.close(), b.counters.close()]);
 });
