@@ -118,7 +118,11 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
       return options.origin;
     },
     app,
-    limiter: new SendLimiter(options.sendLimits ?? { perAddress: 5, perClient: 20 }, 15 * 60_000),
+    limiter: new SendLimiter(
+      options.sendLimits ?? { perAddress: 5, perClient: 20 },
+      15 * 60_000,
+      options.sendStore,
+    ),
     page,
     send(reply, html, status = 200) {
       return (

@@ -9,6 +9,7 @@ import type { Envelope } from '../server/call/envelope.js';
 import type { PageContext } from './layout.js';
 import type { Mailer } from './mailer.js';
 import type { SendLimiter } from './send-limiter.js';
+import type { SharedStore } from '../server/limits/window-limiter.js';
 
 /** A session ends after this long without a request… */
 export const SESSION_IDLE_MS = 60 * 60_000;
@@ -29,6 +30,8 @@ export interface ConsoleOptions {
   logger?: FastifyBaseLogger;
   /** Sign-in link and code e-mails per address and per client per 15 minutes. */
   sendLimits?: { perAddress: number; perClient: number };
+  /** Where the e-mail limits are counted, shared by every process (default: this process). */
+  sendStore?: SharedStore;
   trustProxy?: false | string[];
 }
 

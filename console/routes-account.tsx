@@ -138,7 +138,7 @@ export function registerAccountRoutes(deps: ConsoleDeps): void {
     if (!visitor) return reply;
     const next = safeNext((request.body as Body).next);
     if (twoFactor(visitor)) return reply.redirect(`/step-up?next=${encodeURIComponent(next)}`, 303);
-    if (!deps.limiter.take(visitor.user.email, request.ip)) {
+    if (!(await deps.limiter.take(visitor.user.email, request.ip))) {
       return deps.send(
         reply,
         stepUpPage(request, visitor, next, 'Too many codes were asked for: wait a few minutes.'),

@@ -63,7 +63,7 @@ export function registerSignInRoutes(deps: ConsoleDeps): void {
     const client = request.ip;
     setImmediate(() => {
       void (async () => {
-        if (!deps.limiter.take(email, client)) {
+        if (!(await deps.limiter.take(email, client))) {
           request.log.info('console: sign-in link not sent: too many requests for the address or client');
           return;
         }

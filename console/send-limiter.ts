@@ -1,32 +1,29 @@
 /**
- * How many sign-in links and codes one address and one client may ask for per window. In this
- * process's memory: a replica set multiplies the limits by its size, which still stops mail bombing.
+ * How many sign-in links and codes one address and one client may ask for per window. The counts
+ * are shared by every process of the deployment (server/limits/window-limiter.ts: the primary of
+ * `--workers N`, or Redis across replicas), so N workers or replicas do not multiply the limits.
  */
+import { windowLimiter, type SharedStore, type WindowLimiter } from '../server/limits/window-limiter.js';
+
 export class SendLimiter {
-  private readonly sent = new Map<string, number[]>();
+  private readonly perAddress: WindowLimiter;
+  private readonly perClient: WindowLimiter;
 
   constructor(
-    private readonly limits: { perAddress: number; perClient: number },
-    private readonly windowMs: number,
-  ) {}
-
-  /** Counts one send for the address and the client; false (nothing counted) when either is over. */
-  take(address: string, client: string, now = Date.now()): boolean {
-    const a = this.recent(`address\u0000${address}`, now);
-    const c = this.recent(`client\u0000${client}`, now);
-    if (a.length >= this.limits.perAddress || c.length >= this.limits.perClient) return false;
-    a.push(now);
-    c.push(now);
-    return true;
+    limits: { perAddress: number; perClient: number },
+    windowMs: number,
+    store: SharedStore = { kind: 'process' },
+  ) {
+    const durationS = Math.ceil(windowMs / 1000);
+    this.perAddress = windowLimiter(store, { name: 'send-address', points: limits.perAddress, durationS });
+    this.perClient = windowLimiter(store, { name: 'send-client', points: limits.perClient, durationS });
   }
 
-  private recent(key: string, now: number): number[] {
-    const times = (this.sent.get(key) ?? []).filter((t) => now - t < this.windowMs);
-    if (times.length === 0) this.sent.delete(key);
-    else this.sent.set(key, times);
-    if (this.sent.size > 100_000) this.sent.clear(); // bounded memory under a flood of addresses
-    const kept = this.sent.get(key) ?? [];
-    this.sent.set(key, kept);
-    return kept;
+  /** Counts one send for the address and the client; false (nothing counted) when either is over. */
+  async take(address: string, client: string): Promise<boolean> {
+    if (!(await this.perAddress.consume(address)).ok) return false;
+    if ((await this.perClient.consume(client)).ok) return true;
+    await this.perAddress.reward(address);
+    return false;
   }
 }

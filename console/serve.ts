@@ -8,6 +8,7 @@ import type { Settings } from '../shared/config.js';
 import type { AccountsStore } from '../accounts/index.js';
 import type { Envelope } from '../server/call/envelope.js';
 import { PlanBook, freePlan } from '../server/limits/plans.js';
+import type { SharedStore } from '../server/limits/window-limiter.js';
 import { buildConsole } from './app.js';
 import { createMailer, type Mailer } from './mailer.js';
 
@@ -25,6 +26,8 @@ export async function startConsole(
   envelope: Envelope,
   logger: FastifyBaseLogger,
   trustProxy: false | string[],
+  /** Where the e-mail limits are counted (shared by every process of the deployment). */
+  sendStore: SharedStore = { kind: 'process' },
 ): Promise<RunningConsole> {
   const configured = new URL(settings.CONSOLE_URL);
   const log = logger.child({ component: 'console' });
@@ -44,6 +47,7 @@ export async function startConsole(
     planLimits: (name: string) => plans.limitsFor(name),
     logger: log,
     trustProxy,
+    sendStore,
   };
   const app = buildConsole(options);
   try {

@@ -77,6 +77,7 @@ export async function serve(
         envelope,
         logger,
         trustProxyOption(settings.TRUST_PROXY),
+        services.shared,
       );
     } catch (error) {
       await releases.close();

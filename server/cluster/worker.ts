@@ -7,7 +7,6 @@
  */
 import type { Settings } from '../../shared/config.js';
 import { serve, type WorkerRole } from '../serve.js';
-import { refusedKeyThrottle } from '../limits/refused-keys.js';
 import { answerClusterScrapes } from '../observability/metrics.js';
 import { holdRequests } from './hold.js';
 import { IpcCounters, type IpcChannel } from './ipc-counters.js';
@@ -26,10 +25,7 @@ export async function runWorker(settings: Settings): Promise<void> {
   const role: WorkerRole = settings.REDIS_URL
     ? {}
     : {
-        primary: {
-          counters: new IpcCounters(process as unknown as IpcChannel),
-          refusedKeys: refusedKeyThrottle({ cluster: true }),
-        },
+        primary: { counters: new IpcCounters(process as unknown as IpcChannel) },
       };
   const server = await serve(settings, () => {}, undefined, role);
   // The requests held while the workers change release (the primary ends a hold within 1 s).

@@ -17,6 +17,7 @@ import { MemoryCounters } from './memory-counters.js';
 import { PlanBook, freePlan } from './plans.js';
 import { RedisCounters } from './redis-counters.js';
 import { refusedKeyThrottle, type RefusedKeyThrottle } from './refused-keys.js';
+import type { SharedStore } from './window-limiter.js';
 import { UsageLedger } from './usage-ledger.js';
 
 export type LimitSettings = Pick<
@@ -43,6 +44,8 @@ export interface ServerServices {
   refusedKeys: RefusedKeyThrottle;
   /** The /health `cache` check: Redis PING, or always ok for in-process counters. */
   cache: { ping(): Promise<void> };
+  /** Where counts every process must share live (the console's e-mail limits use it too). */
+  shared: SharedStore;
   /** Writes pending counts, then closes the counters, Redis and the accounts store. */
   close(): Promise<void>;
 }
@@ -99,12 +102,13 @@ export function embeddedCounters(
   });
 }
 
-/** What a worker of `--workers N` takes from its primary instead of owning it (server/cluster/). */
+/**
+ * What a worker of `--workers N` takes from its primary instead of owning it (server/cluster/),
+ * when there is no Redis: the primary's counters; the window counts (the refused-key throttle, the
+ * console's e-mail limits) are the primary's too.
+ */
 export interface SharedByPrimary {
-  /** The primary's counters (used when there is no Redis). */
   counters: Counters;
-  /** The refused-key throttle counted by the primary (used when there is no Redis). */
-  refusedKeys: RefusedKeyThrottle;
 }
 
 export function createServerServices(
@@ -116,9 +120,12 @@ export function createServerServices(
   const store = openConfiguredAccountsStore(settings);
   const redis = settings.REDIS_URL ? connectRedis(settings.REDIS_URL) : null;
   const accounts = cachedKeyVerifier(store, { ttlMs: settings.KEY_CACHE_MS, log });
-  const refusedKeys = redis
-    ? refusedKeyThrottle({ redis, prefix: settings.REDIS_KEY_PREFIX })
-    : (primary?.refusedKeys ?? refusedKeyThrottle());
+  const shared: SharedStore = redis
+    ? { kind: 'redis', redis, prefix: settings.REDIS_KEY_PREFIX }
+    : primary
+      ? { kind: 'primary' }
+      : { kind: 'process' };
+  const refusedKeys = refusedKeyThrottle({ store: shared });
   const cache = {
     async ping() {
       if (!redis) return;
@@ -156,6 +163,7 @@ export function createServerServices(
     meter,
     refusedKeys,
     cache,
+    shared,
     close: () =>
       (closing ??= (async () => {
         try {

@@ -1,21 +1,14 @@
 /**
- * The refused-key throttle (docs/api.md#authentication): more than 100 refused or missing keys from one client address in one
- * minute answer 429 `rate_limited` with Retry-After (instead of 401). Counted per address (IPv6 per
- * /64, IPv4-mapped as IPv4; client-address.ts), only for refused requests: a valid key never pays
- * for the check. With Redis the count is shared by every replica (rate-limiter-flexible's atomic
- * Redis limiter); while Redis is unreachable its in-memory insurance limiter keeps the throttle
- * enforced per replica. The workers of one `--workers N` server without Redis count in their primary.
+ * The refused-key throttle (docs/api.md#authentication): more than 100 refused or missing keys from
+ * one client address in one minute answer 429 `rate_limited` with Retry-After (instead of 401).
+ * Counted per address (IPv6 per /64, IPv4-mapped as IPv4; client-address.ts), only for refused
+ * requests: a valid key never pays for the check. The count is shared by every process of the
+ * deployment (window-limiter.ts: the primary of `--workers N`, or Redis across replicas), and an
+ * address over its limit is refused by each process without asking again until its minute ends.
  */
-import type { Redis } from 'ioredis';
-import {
-  RateLimiterCluster,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
 import { ApiError } from '../../shared/errors.js';
 import { clientAddressKey } from './client-address.js';
+import { windowLimiter, type SharedStore } from './window-limiter.js';
 
 /** More than this many refused keys per address and minute are throttled (docs/api.md#limits). */
 export const REFUSED_KEYS_PER_MINUTE = 100;
@@ -26,46 +19,32 @@ export interface RefusedKeyThrottle {
 }
 
 export interface RefusedKeyThrottleOptions {
-  redis?: Redis;
-  prefix?: string;
+  /** Where the counts are shared (default: this process). */
+  store?: SharedStore;
   points?: number;
   durationS?: number;
-  /**
-   * A worker of `server serve --workers N` without Redis: counted by the primary process (which
-   * runs rate-limiter-flexible's RateLimiterClusterMaster), so the limit holds across workers.
-   */
-  cluster?: boolean;
 }
 
 export function refusedKeyThrottle(options: RefusedKeyThrottleOptions = {}): RefusedKeyThrottle {
-  const points = options.points ?? REFUSED_KEYS_PER_MINUTE;
-  const duration = options.durationS ?? 60;
-  const memory = new RateLimiterMemory({ points, duration });
-  const limiter: RateLimiterAbstract = options.redis
-    ? new RateLimiterRedis({
-        storeClient: options.redis,
-        keyPrefix: `${options.prefix ?? 'ipscope:'}refused`,
-        points,
-        duration,
-        insuranceLimiter: memory,
-        rejectIfRedisNotReady: true,
-      })
-    : options.cluster
-      ? new RateLimiterCluster({ keyPrefix: 'refused', points, duration, timeoutMs: 2_000 })
-      : memory;
+  const limiter = windowLimiter(options.store ?? { kind: 'process' }, {
+    name: 'refused',
+    points: options.points ?? REFUSED_KEYS_PER_MINUTE,
+    durationS: options.durationS ?? 60,
+  });
   return {
     async refused(address) {
+      let consumed;
       try {
-        await limiter.consume(clientAddressKey(address));
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) {
-          throw new ApiError(
-            'rate_limited',
-            'too many requests with a missing or invalid API key from this address: wait Retry-After seconds',
-            { retryAfter: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) },
-          );
-        }
-        // The limiter itself failed (should not happen with the insurance limiter): stay open.
+        consumed = await limiter.consume(clientAddressKey(address));
+      } catch {
+        return; // the limiter itself failed (its insurance did too): stay open
+      }
+      if (!consumed.ok) {
+        throw new ApiError(
+          'rate_limited',
+          'too many requests with a missing or invalid API key from this address: wait Retry-After seconds',
+          { retryAfter: Math.max(1, Math.ceil(consumed.msBeforeNext / 1000)) },
+        );
       }
     },
   };
