@@ -5,7 +5,8 @@
  * `{input, lookup, error, message}`), or CSV/TSV of chosen dotted paths.
  */
 import { ApiError } from '../shared/errors.js';
-import { operationById, type CallArguments, type Operation } from '../shared/operations.js';
+import { operationById, type Operation } from '../shared/operations.js';
+import { type CallArguments } from '../shared/parameters.js';
 import type { Release } from '../shared/queries/index.js';
 
 export type BulkFormat = 'ndjson' | 'csv' | 'tsv';

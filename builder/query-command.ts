@@ -9,13 +9,8 @@ import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import path from 'node:path';
 import { ApiError } from '../shared/errors.js';
-import {
-  OPERATIONS,
-  QUERY_PARAMETERS,
-  type CallArguments,
-  type Operation,
-  type QueryParameterName,
-} from '../shared/operations.js';
+import { OPERATIONS, type Operation } from '../shared/operations.js';
+import { QUERY_PARAMETERS, type CallArguments, type QueryParameterName } from '../shared/parameters.js';
 import { openRelease, type Release } from '../shared/queries/index.js';
 import { currentReleaseFile } from './release/publish.js';
 import { bulkCommand } from './bulk-command.js';

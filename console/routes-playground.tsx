@@ -5,7 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccountsError } from '../accounts/index.js';
-import { OPERATIONS, PATH_PARAMETERS, QUERY_PARAMETERS, type Operation } from '../shared/operations.js';
+import { OPERATIONS, type Operation } from '../shared/operations.js';
+import { PATH_PARAMETERS, QUERY_PARAMETERS } from '../shared/parameters.js';
 import type { ConsoleDeps } from './deps.js';
 import { Csrf, Notice, renderPage, type PageContext } from './layout.js';
 import { PLAYGROUND_KEY_DAYS, playgroundKey, runPlayground, type PlaygroundResult } from './playground.js';

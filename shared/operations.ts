@@ -6,15 +6,13 @@
  * part of /llms-full.txt (server/api-docs/guide.ts); the server keeps answers as `answerCache`
  * says (server/call/answer-cache.ts). Adding an operation is its query function and one entry here.
  *
- * Parameters are declared once too (PATH_PARAMETERS, QUERY_PARAMETERS): their JSON type (the MCP argument), from which the
- * REST query-string form (strings coerced) and the CLI option are derived.
+ * Parameters are declared once too (shared/parameters.ts), and the argument schemas derived from
+ * them and an operation in shared/arguments.ts.
  */
-import { z } from 'zod';
-import { ApiError, type ErrorCode } from './errors.js';
+import type { ErrorCode } from './errors.js';
+import type { CallArguments, PathParameterName, QueryParameterName } from './parameters.js';
 import {
   DEFAULT_LIMIT,
-  MAX_CURSOR_LENGTH,
-  MAX_LIMIT,
   domainHistory,
   domainHosting,
   ipDomains,
@@ -22,101 +20,6 @@ import {
   lookupIp,
   type Release,
 } from './queries/index.js';
-
-// ---------------------------------------------------------------------------------------------
-// Parameters (PATH_PARAMETERS, QUERY_PARAMETERS)
-
-interface ParameterBase {
-  description: string;
-  examples?: string[];
-}
-
-/** A path parameter: always a string on the wire; the query layer checks it (its error code). */
-interface PathParameter extends ParameterBase {
-  in: 'path';
-  /** The MCP argument's type (lookup_asn also takes a number). */
-  schema: z.ZodType;
-  /** The Errors-table code of a bad value (the query layer throws it; MCP uses it for a wrong type). */
-  code: ErrorCode;
-}
-
-/** A query parameter: its JSON type; the REST form parses the query-string text into it. */
-interface QueryParameter extends ParameterBase {
-  in: 'query';
-  kind: 'boolean' | 'integer' | 'string';
-  /** The value's JSON schema, with its range (the parameter itself is optional). */
-  schema: z.ZodType;
-  /** The value when the parameter is absent (undefined: none). */
-  fallback?: boolean | number;
-}
-
-export type Parameter = PathParameter | QueryParameter;
-
-export const PATH_PARAMETERS = {
-  ip: {
-    in: 'path',
-    schema: z.string(),
-    code: 'invalid_ip',
-    description:
-      'One public IPv4 or IPv6 address (an IPv4-mapped IPv6 address is looked up as IPv4); not a CIDR range.',
-    examples: ['8.8.8.8', '2606:4700:4700::1111'],
-  },
-  domain: {
-    in: 'path',
-    schema: z.string(),
-    code: 'invalid_domain',
-    description:
-      'A hostname with at least two labels, e.g. example.com; lowercased, trailing dot dropped, Unicode labels punycoded; no scheme, port or path.',
-    examples: ['example.com'],
-  },
-  asn: {
-    in: 'path',
-    schema: z.union([z.string(), z.number().int()]),
-    code: 'invalid_asn',
-    description: 'An AS number from 1 to 4294967295, as 64500 or AS64500.',
-    examples: ['AS13335', '15169'],
-  },
-} as const satisfies Record<string, PathParameter>;
-
-export const QUERY_PARAMETERS = {
-  include_ended: {
-    in: 'query',
-    kind: 'boolean',
-    schema: z.boolean(),
-    fallback: false,
-    description: 'true also lists ended answer intervals; default false lists current ones only.',
-  },
-  limit: {
-    in: 'query',
-    kind: 'integer',
-    schema: z.number().int().min(1).max(MAX_LIMIT),
-    fallback: DEFAULT_LIMIT,
-    description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}); free keys get at most 100 per page: a larger value is lowered and next_cursor continues.`,
-  },
-  cursor: {
-    in: 'query',
-    kind: 'string',
-    schema: z.string().max(MAX_CURSOR_LENGTH),
-    description:
-      "The previous page's next_cursor, unchanged, with the same other arguments; omit for the first page. Expires (cursor_expired, 410) when the release changes.",
-  },
-} as const satisfies Record<string, QueryParameter>;
-
-export type PathParameterName = keyof typeof PATH_PARAMETERS;
-export type QueryParameterName = keyof typeof QUERY_PARAMETERS;
-
-/** The arguments of a call once parsed: path parameters as given, query parameters typed. */
-export interface CallArguments {
-  ip?: string;
-  domain?: string;
-  asn?: string;
-  include_ended?: boolean;
-  limit?: number;
-  cursor?: string | undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Operations
 
 /** What a lookup needs besides its arguments. */
 export interface RunContext {
@@ -376,77 +279,4 @@ export const TOOLS: readonly Operation[] = OPERATIONS.filter((op) => op.tool);
 
 export function operationById(id: string): Operation | undefined {
   return OPERATIONS.find((op) => op.id === id);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Argument schemas derived from PARAMETERS
-
-/** The MCP input schema of a tool: the path parameter and the query parameters, JSON-typed. */
-export function argumentSchema(op: Operation): z.ZodObject {
-  const shape: Record<string, z.ZodType> = {};
-  if (op.pathParameter) {
-    const p = PATH_PARAMETERS[op.pathParameter];
-    shape[op.pathParameter] = p.schema.meta({ description: p.description });
-  }
-  for (const name of op.query) {
-    const p = QUERY_PARAMETERS[name];
-    shape[name] = p.schema.optional().meta({ description: p.description });
-  }
-  return z.object(shape);
-}
-
-/** Query-string integers: digits only (no sign, exponent, blank or fraction). */
-const DIGITS = /^[0-9]{1,10}$/;
-
-/**
- * The REST query-string schema of an operation: each query parameter's text parsed into its JSON
- * type (`true`/`false`; digits), then checked against the same schema, with its fallback.
- */
-export function queryStringSchema(op: Operation): z.ZodObject {
-  const shape: Record<string, z.ZodType> = {};
-  for (const name of op.query) {
-    const p: QueryParameter = QUERY_PARAMETERS[name];
-    let field: z.ZodType;
-    if (p.kind === 'boolean') field = z.stringbool({ truthy: ['true'], falsy: ['false'] });
-    else if (p.kind === 'integer')
-      field = z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? Number(v) : v), p.schema);
-    else field = p.schema;
-    field = p.fallback === undefined ? field.optional() : field.default(p.fallback as never);
-    shape[name] = field.meta({ description: p.description });
-  }
-  return z.object(shape);
-}
-
-/**
- * The arguments of an MCP tool call parsed with its input schema. A bad value of the looked-up
- * thing (ip, domain, asn) gets that thing's error code; any other bad argument the code
- * `invalid_arguments` (REST answers those with a 422 `detail` list instead).
- */
-const TOOL_SCHEMAS = new Map(TOOLS.map((op) => [op.id, argumentSchema(op)]));
-
-export function parseToolArguments(op: Operation, raw: unknown): CallArguments {
-  const schema = TOOL_SCHEMAS.get(op.id) ?? argumentSchema(op);
-  const result = schema.safeParse(raw ?? {});
-  if (result.success) return result.data as CallArguments;
-  const issue = result.error.issues[0]!;
-  const field = typeof issue.path[0] === 'string' ? issue.path[0] : '';
-  if (op.pathParameter !== undefined && field === op.pathParameter)
-    throw new ApiError(PATH_PARAMETERS[op.pathParameter].code);
-  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  throw new ApiError('invalid_arguments', `${where}${argumentMessage(issue)}`);
-}
-
-function argumentMessage(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'too_small':
-      return `should be at least ${issue.minimum}`;
-    case 'too_big':
-      return issue.origin === 'string'
-        ? `should have at most ${issue.maximum} characters`
-        : `should be at most ${issue.maximum}`;
-    case 'invalid_type':
-      return issue.expected === 'int' ? 'should be an integer' : `should be a ${issue.expected}`;
-    default:
-      return issue.message;
-  }
 }

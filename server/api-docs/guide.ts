@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_TABLE } from '../../shared/errors.js';
-import { OPERATIONS, PATH_PARAMETERS, QUERY_PARAMETERS, type Operation } from '../../shared/operations.js';
+import { OPERATIONS, type Operation } from '../../shared/operations.js';
+import { PATH_PARAMETERS, QUERY_PARAMETERS } from '../../shared/parameters.js';
 
 /** server/api-docs/llms-full.txt in the source tree, found from this file or its compiled copy in dist/. */
 export function llmsGuidePath(): string {

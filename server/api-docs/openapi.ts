@@ -9,7 +9,8 @@
  */
 import { z } from 'zod';
 import { apiRegistry } from '../../shared/api-schemas.js';
-import { OPERATIONS, PATH_PARAMETERS, QUERY_PARAMETERS, type Operation } from '../../shared/operations.js';
+import { OPERATIONS, type Operation } from '../../shared/operations.js';
+import { PATH_PARAMETERS, QUERY_PARAMETERS } from '../../shared/parameters.js';
 import { MCP_PATH } from '../mcp/path.js';
 
 export const API_VERSION = '1.0.0';

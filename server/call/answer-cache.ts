@@ -7,7 +7,8 @@
  * asked while the last 8,192 keys that missed were remembered: traffic spread over many keys then
  * adds no garbage.
  */
-import type { CallArguments, Operation, RunContext } from '../../shared/operations.js';
+import type { Operation, RunContext } from '../../shared/operations.js';
+import type { CallArguments } from '../../shared/parameters.js';
 import { hashText } from '../../shared/hash.js';
 import { RecentCache } from '../../shared/queries/common.js';
 import { ReleaseSlot, type Release } from '../../shared/queries/release.js';

@@ -24,13 +24,9 @@
  */
 import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
-import {
-  parseToolArguments,
-  queryStringSchema,
-  type CallArguments,
-  type Operation,
-  type RunContext,
-} from '../../shared/operations.js';
+import { type Operation, type RunContext } from '../../shared/operations.js';
+import { type CallArguments } from '../../shared/parameters.js';
+import { parseToolArguments, queryStringSchema } from '../../shared/arguments.js';
 import type { Release } from '../../shared/queries/index.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED, type Meter, type Reservation } from '../limits/meter.js';

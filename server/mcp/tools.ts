@@ -12,7 +12,8 @@
  */
 import type { CallToolResult, McpServer, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { TOOLS, argumentSchema, type Operation } from '../../shared/operations.js';
+import { TOOLS, type Operation } from '../../shared/operations.js';
+import { argumentSchema } from '../../shared/arguments.js';
 import { jsonText } from '../encoding/json.js';
 import type { CallResult, Envelope } from '../call/envelope.js';
 import { bearerToken } from '../call/keys.js';

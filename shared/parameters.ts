@@ -1,0 +1,97 @@
+/**
+ * The parameters of the operations, declared once (docs/api.md#operations): their JSON type (the
+ * MCP argument), from which the REST query-string form (strings coerced, shared/arguments.ts) and
+ * the CLI option (builder/query-command.ts) are derived.
+ */
+import { z } from 'zod';
+import type { ErrorCode } from './errors.js';
+import { DEFAULT_LIMIT, MAX_CURSOR_LENGTH, MAX_LIMIT } from './queries/paging.js';
+
+interface ParameterBase {
+  description: string;
+  examples?: string[];
+}
+
+/** A path parameter: always a string on the wire; the query layer checks it (its error code). */
+export interface PathParameter extends ParameterBase {
+  in: 'path';
+  /** The MCP argument's type (lookup_asn also takes a number). */
+  schema: z.ZodType;
+  /** The Errors-table code of a bad value (the query layer throws it; MCP uses it for a wrong type). */
+  code: ErrorCode;
+}
+
+/** A query parameter: its JSON type; the REST form parses the query-string text into it. */
+export interface QueryParameter extends ParameterBase {
+  in: 'query';
+  kind: 'boolean' | 'integer' | 'string';
+  /** The value's JSON schema, with its range (the parameter itself is optional). */
+  schema: z.ZodType;
+  /** The value when the parameter is absent (undefined: none). */
+  fallback?: boolean | number;
+}
+
+export type Parameter = PathParameter | QueryParameter;
+
+export const PATH_PARAMETERS = {
+  ip: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_ip',
+    description:
+      'One public IPv4 or IPv6 address (an IPv4-mapped IPv6 address is looked up as IPv4); not a CIDR range.',
+    examples: ['8.8.8.8', '2606:4700:4700::1111'],
+  },
+  domain: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_domain',
+    description:
+      'A hostname with at least two labels, e.g. example.com; lowercased, trailing dot dropped, Unicode labels punycoded; no scheme, port or path.',
+    examples: ['example.com'],
+  },
+  asn: {
+    in: 'path',
+    schema: z.union([z.string(), z.number().int()]),
+    code: 'invalid_asn',
+    description: 'An AS number from 1 to 4294967295, as 64500 or AS64500.',
+    examples: ['AS13335', '15169'],
+  },
+} as const satisfies Record<string, PathParameter>;
+
+export const QUERY_PARAMETERS = {
+  include_ended: {
+    in: 'query',
+    kind: 'boolean',
+    schema: z.boolean(),
+    fallback: false,
+    description: 'true also lists ended answer intervals; default false lists current ones only.',
+  },
+  limit: {
+    in: 'query',
+    kind: 'integer',
+    schema: z.number().int().min(1).max(MAX_LIMIT),
+    fallback: DEFAULT_LIMIT,
+    description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}); free keys get at most 100 per page: a larger value is lowered and next_cursor continues.`,
+  },
+  cursor: {
+    in: 'query',
+    kind: 'string',
+    schema: z.string().max(MAX_CURSOR_LENGTH),
+    description:
+      "The previous page's next_cursor, unchanged, with the same other arguments; omit for the first page. Expires (cursor_expired, 410) when the release changes.",
+  },
+} as const satisfies Record<string, QueryParameter>;
+
+export type PathParameterName = keyof typeof PATH_PARAMETERS;
+export type QueryParameterName = keyof typeof QUERY_PARAMETERS;
+
+/** The arguments of a call once parsed: path parameters as given, query parameters typed. */
+export interface CallArguments {
+  ip?: string;
+  domain?: string;
+  asn?: string;
+  include_ended?: boolean;
+  limit?: number;
+  cursor?: string | undefined;
+}
