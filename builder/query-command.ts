@@ -43,7 +43,9 @@ function addOption(command: Command, name: QueryParameterName): void {
     return;
   }
   const expected =
-    p.schema instanceof z.ZodNumber
+    p.kind === 'time'
+      ? 'expected an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z'
+      : p.schema instanceof z.ZodNumber
       ? `expected a whole number from ${p.schema.minValue} to ${p.schema.maxValue}`
       : p.schema instanceof z.ZodString
         ? `expected at most ${p.schema.maxLength} characters`

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 import { DEFAULT_LIMIT, MAX_CURSOR_LENGTH, MAX_LIMIT } from './queries/paging.js';
+import { parseInstant } from './time.js';
 
 interface ParameterBase {
   description: string;
@@ -24,7 +25,8 @@ export interface PathParameter extends ParameterBase {
 /** A query parameter: its JSON type; the REST form parses the query-string text into it. */
 export interface QueryParameter extends ParameterBase {
   in: 'query';
-  kind: 'boolean' | 'integer' | 'string';
+  /** `time`: an ISO 8601 date or timestamp in UTC, parsed to epoch seconds (shared/time.ts parseInstant). */
+  kind: 'boolean' | 'integer' | 'string' | 'time';
   /** The value's JSON schema, with its range (the parameter itself is optional). */
   schema: z.ZodType;
   /** The value when the parameter is absent (undefined: none). */
@@ -59,6 +61,22 @@ export const PATH_PARAMETERS = {
   },
 } as const satisfies Record<string, PathParameter>;
 
+/** An ISO 8601 date or timestamp in UTC, as epoch seconds. */
+const instant = z
+  .string()
+  .max(40)
+  .transform((text, ctx) => {
+    const epoch = parseInstant(text);
+    if (epoch === null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Input should be an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z',
+      });
+      return z.NEVER;
+    }
+    return epoch;
+  });
+
 export const QUERY_PARAMETERS = {
   include_ended: {
     in: 'query',
@@ -81,6 +99,28 @@ export const QUERY_PARAMETERS = {
     description:
       "The previous page's next_cursor, unchanged, with the same other arguments; omit for the first page. Expires (cursor_expired, 410) when the release changes.",
   },
+  from: {
+    in: 'query',
+    kind: 'time',
+    schema: instant,
+    description:
+      'Only intervals seen at or after this moment (with strict: first seen at or after it): an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 (its first second) or 2026-10-05T12:00:00Z.',
+  },
+  to: {
+    in: 'query',
+    kind: 'time',
+    schema: instant,
+    description:
+      'Only intervals first seen at or before this moment (with strict: last seen at or before it); same form as from, not before it.',
+  },
+  strict: {
+    in: 'query',
+    kind: 'boolean',
+    schema: z.boolean(),
+    fallback: false,
+    description:
+      'false (default): intervals overlapping the window from..to; true: intervals wholly inside it (first and last seen within it).',
+  },
 } as const satisfies Record<string, QueryParameter>;
 
 export type PathParameterName = keyof typeof PATH_PARAMETERS;
@@ -94,4 +134,8 @@ export interface CallArguments {
   include_ended?: boolean;
   limit?: number;
   cursor?: string | undefined;
+  /** The time fence (epoch seconds): intervals seen in from..to (docs/api.md#paging). */
+  from?: number;
+  to?: number;
+  strict?: boolean;
 }

@@ -47,6 +47,26 @@ export function parseIsoToEpoch(text: string): number | null {
   return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
 }
 
+/**
+ * A moment given by a user: an ISO 8601 date (its first second, UTC) or timestamp (UTC when it has
+ * no offset), in epoch seconds; null when it is neither, or outside the years 1970 to 9999.
+ */
+export function parseInstant(text: string): number | null {
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  let ms: number;
+  if (date) {
+    const [, y, m, d] = date.map(Number) as [number, number, number, number];
+    ms = Date.UTC(y, m - 1, d);
+    // 2026-02-30 is not a date.
+    const back = new Date(ms);
+    if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== d) return null;
+  } else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/.test(text)) {
+    ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`);
+  } else return null;
+  if (Number.isNaN(ms) || ms < 0 || ms > LAST_FOUR_DIGIT_YEAR * 1000) return null;
+  return Math.floor(ms / 1000);
+}
+
 export function nowEpoch(): number {
   return Math.floor(Date.now() / 1000);
 }

@@ -56,7 +56,7 @@ function parametersOf(op: Operation): JsonSchema[] {
   }
   for (const name of op.query) {
     const p = QUERY_PARAMETERS[name];
-    const schema = strip(z.toJSONSchema(p.schema, { target: 'draft-2020-12' }) as JsonSchema);
+    const schema = strip(z.toJSONSchema(p.schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema);
     out.push({
       name,
       in: 'query',

@@ -3,12 +3,15 @@ import { outcomeClass, type Outcome } from '../vocabulary.js';
 import { nowEpoch, toIso } from '../time.js';
 import { blocks, isoOrNull, parseDomainParam, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor } from './paging.js';
+import { fenceCondition, fenceKey, type TimeFence } from './time-fence.js';
 import type { Release } from './release.js';
 
 export interface DomainHistoryParams {
   domain: string;
   limit: number;
   cursor?: string | undefined;
+  /** Only the intervals seen in a window (time-fence.ts); none: all. */
+  fence?: TimeFence | null;
 }
 
 /** Stale: more than seven days since the last confirmation (docs/api.md#states-and-staleness). */
@@ -40,7 +43,8 @@ type PageRow = [states: string, intervals: string, lo: number | null, hi: number
 export function domainHistory(releaseOrNull: Release | null, params: DomainHistoryParams, now = nowEpoch()) {
   const domain = parseDomainParam(params.domain);
   const release = requireRelease(releaseOrNull);
-  const query = `domain_history\0${domain}`;
+  const fence = params.fence ?? null;
+  const query = `domain_history\0${domain}${fenceKey(fence)}`;
   const after = decodeCursor(release, query, params.cursor, ['number']);
   // One seek (docs/decisions/0022): the states and the first intervals are in the domain's row.
   // Rows as arrays (raw): building an object per row cost more than the seek itself.
@@ -56,7 +60,25 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
   let intervals: PageInterval[] = [];
   let lastId = 0;
   let more = false;
-  if (lo !== null && hi !== null) {
+  if (lo !== null && hi !== null && fence !== null) {
+    // A fenced page: the domain's interval rows that pass the fence, after the last one served.
+    const condition = fenceCondition(fence);
+    const rows = statement(
+      release,
+      `SELECT rtype, value, first_observed, last_confirmed, ended_at, id FROM dns_interval
+         WHERE id BETWEEN ? AND ? AND ${condition.sql} ORDER BY id LIMIT ?`,
+      true,
+    ).all(
+      Math.max(lo, ((after?.[0] as number | undefined) ?? 0) + 1),
+      hi,
+      ...condition.values,
+      params.limit + 1,
+    ) as Array<[...PageInterval, number]>;
+    more = rows.length > params.limit;
+    if (more) rows.pop();
+    intervals = rows.map((r) => r.slice(0, 5) as PageInterval);
+    lastId = rows.length > 0 ? rows[rows.length - 1]![5] : 0;
+  } else if (lo !== null && hi !== null) {
     const from = Math.max(lo, ((after?.[0] as number | undefined) ?? 0) + 1);
     const page = JSON.parse(pageJson) as PageInterval[];
     // The row holds ids lo .. lo + page.length - 1: enough when it holds all of them or the rows

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.js';
 import { findIpBogon } from '../bogons.js';
 import { blocks, isoOrNull, parseIpParam, requireRelease, statement } from './common.js';
 import { decodeCursor, encodeCursor } from './paging.js';
+import { fenceCondition, fenceKey, type TimeFence } from './time-fence.js';
 import type { Release } from './release.js';
 
 export interface IpDomainsParams {
@@ -10,6 +11,8 @@ export interface IpDomainsParams {
   includeEnded: boolean;
   limit: number;
   cursor?: string | undefined;
+  /** Only the intervals seen in a window (time-fence.ts); none: all. */
+  fence?: TimeFence | null;
 }
 
 interface Row {
@@ -21,12 +24,14 @@ interface Row {
 
 // (value, first_observed, domain_id) identifies an interval: a name cannot open two intervals of
 // one address at one instant. The covering index serves these in order without a sort.
-const PAGE_ALL = `SELECT domain_id, first_observed, last_confirmed, ended_at FROM dns_interval
-  INDEXED BY dns_interval_by_value WHERE value = ? AND (first_observed, domain_id) > (?, ?)
+/** The page's SQL: every interval or current ones only, with or without a time fence. */
+function pageSql(includeEnded: boolean, fence: string | null): string {
+  return `SELECT domain_id, first_observed, last_confirmed, ended_at FROM dns_interval
+  INDEXED BY dns_interval_by_value WHERE value = ? AND (first_observed, domain_id) > (?, ?)${
+    includeEnded ? '' : ' AND ended_at IS NULL'
+  }${fence === null ? '' : ` AND ${fence}`}
   ORDER BY first_observed, domain_id LIMIT ?`;
-const PAGE_CURRENT = `SELECT domain_id, first_observed, last_confirmed, ended_at FROM dns_interval
-  INDEXED BY dns_interval_by_value WHERE value = ? AND (first_observed, domain_id) > (?, ?) AND ended_at IS NULL
-  ORDER BY first_observed, domain_id LIMIT ?`;
+}
 
 export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams) {
   const { ip, text } = parseIpParam(params.ip);
@@ -38,12 +43,15 @@ export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams
     );
   }
   const release = requireRelease(releaseOrNull);
-  const query = `ip_domains\0${text}\0${params.includeEnded ? 1 : 0}`;
+  const fence = params.fence ?? null;
+  const query = `ip_domains\0${text}\0${params.includeEnded ? 1 : 0}${fenceKey(fence)}`;
   const after = decodeCursor(release, query, params.cursor, ['number', 'number']) ?? [-1, -1];
-  const rows = statement(release, params.includeEnded ? PAGE_ALL : PAGE_CURRENT).all(
+  const condition = fence === null ? null : fenceCondition(fence);
+  const rows = statement(release, pageSql(params.includeEnded, condition?.sql ?? null)).all(
     text,
     after[0],
     after[1],
+    ...(condition?.values ?? []),
     params.limit + 1,
   ) as Row[];
   const more = rows.length > params.limit;
