@@ -1,5 +1,5 @@
 /**
- * Online backup and restore of the embedded accounts store (docs/decisions/0028-accounts-backup.md).
+ * Online backup and restore of the embedded accounts store (docs/decisions/0028-upgrades-and-backups.md).
  *
  * - A backup is SQLite's backup API run in one step (every page at once), so the copy is the store
  *   as one read transaction saw it: every transaction committed before it began, none after. In
