@@ -1,7 +1,7 @@
 /**
  * Admin commands of `npx server` for accounts: `keys create|list|revoke`, `workspaces
- * create|list|plan`, `projects create|list|cap`, `plans list|set`, `members add|list|remove` and
- * `usage`. They work on the accounts store the settings name: PostgreSQL when DATABASE_URL is set,
+ * create|list|plan`, `projects create|list|cap`, `plans list|set`, `members add|list|remove`,
+ * `usage`, and `backup` / `restore` of the SQLite store (cli-backup.ts). They work on the accounts store the settings name: PostgreSQL when DATABASE_URL is set,
  * else the SQLite file of `--accounts-db` or ACCOUNTS_DB.
  */
 import { type Command } from 'commander';
@@ -22,6 +22,7 @@ import {
   storeRunner,
 } from './cli-support.js';
 import { registerPlanCommands } from './cli-plans.js';
+import { registerBackupCommands } from './cli-backup.js';
 
 export { formatTable, parseExpiry, type CliIo } from './cli-support.js';
 
@@ -264,4 +265,5 @@ export function registerAccountCommands(program: Command, io: CliIo = consoleIo)
     );
 
   registerPlanCommands(program, withStore, io);
+  registerBackupCommands(program, io);
 }

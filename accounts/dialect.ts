@@ -32,6 +32,8 @@ export interface AccountsDialect {
    * (PostgreSQL: 1.5 to 2 times the speed from 100 rows up). SQLite has no arrays.
    */
   columnArrays: boolean;
+  /** The names of a table's columns, one row each (in the connection's schema). */
+  columnsOf(table: string): RawBuilder<{ name: string }>;
 }
 
 export const SQLITE: AccountsDialect = {
@@ -44,6 +46,7 @@ export const SQLITE: AccountsDialect = {
   tiebreak: 'rowid',
   rowLocks: false,
   columnArrays: false,
+  columnsOf: (table) => sql<{ name: string }>`select name from pragma_table_info(${table})`,
 };
 
 export const POSTGRESQL: AccountsDialect = {
@@ -56,4 +59,7 @@ export const POSTGRESQL: AccountsDialect = {
   tiebreak: 'id',
   rowLocks: true,
   columnArrays: true,
+  columnsOf: (table) =>
+    sql<{ name: string }>`select column_name as name from information_schema.columns
+      where table_schema = current_schema() and table_name = ${table}`,
 };

@@ -33,4 +33,5 @@ export {
 export type { ConsoleSession, ConsoleStore, ConsoleUser, DailyUsage, Membership } from './console-types.js';
 export { KEY_LENGTH, KEY_PREFIX, displayKey, generateKey, hashKey, looksLikeKey } from './api-key.js';
 export { ACCOUNTS_SCHEMA_VERSION } from './schema.js';
+export { backupAccountsStore, restoreAccountsStore } from './backup.js';
 export { registerAccountCommands, type CliIo } from './cli.js';

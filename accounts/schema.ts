@@ -7,6 +7,8 @@
  * Each migration runs once, in order, inside one write transaction, and is recorded in
  * `schema_migration`; a database whose newest migration is unknown to this program is refused
  * rather than guessed at. A migration never changes once released: databases created by it exist.
+ * The one time one did (LATE_COLUMNS) the column it gained is added to the databases it had
+ * created. test/accounts/migrations.test.ts opens a store of every earlier schema (fixtures/).
  */
 import { sql, type ColumnType, type Compilable, type Kysely, type SchemaModule } from 'kysely';
 import { firstOf, rowsOf, type Steps } from './steps.js';
@@ -156,6 +158,10 @@ export interface Migration {
 /** Names and labels: 1 to 100 characters. */
 const lengthCheck = (column: string) => sql`length(${sql.ref(column)}) between 1 and 100`;
 
+/** The last TOTP step accepted (migration 3, and LATE_COLUMNS for the stores made before it had it). */
+const addTotpLastStep = (schema: SchemaModule, d: AccountsDialect) =>
+  schema.alterTable(d.users).addColumn('totp_last_step', d.count);
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -240,7 +246,7 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: (schema, d) => [
       schema.alterTable(d.users).addColumn('totp_secret', 'text'),
       schema.alterTable(d.users).addColumn('totp_enabled_at', d.time),
-      schema.alterTable(d.users).addColumn('totp_last_step', d.count),
+      addTotpLastStep(schema, d),
       schema
         .createTable('console_session')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -282,6 +288,25 @@ export const MIGRATIONS: readonly Migration[] = [
 
 export const ACCOUNTS_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
+/** A column a migration gained after it had been released: the databases it created lack it. */
+export interface LateColumn {
+  /** The migration that has declared the column since. */
+  version: number;
+  table(dialect: AccountsDialect): keyof Tables;
+  column: string;
+  add(schema: SchemaModule, dialect: AccountsDialect): Compilable;
+}
+
+/**
+ * Migration 3 first went out without `totp_last_step` (the TOTP replay check came a few commits
+ * later and was added to migration 3 itself): stores created then say schema 3 but lack the column,
+ * and every sign-in query needs it. It is added, in the migration's transaction, to any store of
+ * schema 3 or later that lacks it. A new column belongs in a new migration, never here.
+ */
+export const LATE_COLUMNS: readonly LateColumn[] = [
+  { version: 3, table: (d) => d.users, column: 'totp_last_step', add: addTotpLastStep },
+];
+
 /**
  * Brings a database to ACCOUNTS_SCHEMA_VERSION: yields the queries to run, in order and inside one
  * write transaction, and is handed back each query's rows. The SQLite store runs it synchronously
@@ -304,6 +329,11 @@ export function* migrationQueries(db: Kysely<Tables>, dialect: AccountsDialect, 
       'unsupported_schema',
       `${where}: accounts schema version ${current} is newer than this program understands (${ACCOUNTS_SCHEMA_VERSION}): upgrade ipscope`,
     );
+  }
+  for (const late of LATE_COLUMNS) {
+    if (late.version > current) continue; // its migration adds it below
+    const columns = (yield dialect.columnsOf(late.table(dialect)).compile(db)) as { name: string }[];
+    if (!columns.some((c) => c.name === late.column)) yield late.add(db.schema, dialect).compile();
   }
   for (const migration of MIGRATIONS) {
     if (migration.version <= current) continue;

@@ -166,9 +166,7 @@ export function openState(stateDir: string): StateDb {
       { value: string } | undefined;
     const upgrade = row !== undefined && UPGRADABLE_FROM.has(Number(row.value));
     if (row && Number(row.value) !== STATE_SCHEMA_VERSION && !upgrade) {
-      throw new Error(
-        `${statePath(stateDir)} has state schema version ${row.value}; this builder understands ${STATE_SCHEMA_VERSION}`,
-      );
+      throw new Error(unreadableState(statePath(stateDir), row.value));
     }
     if (upgrade) db.transaction(() => upgradeAsnRanges(db))();
     db.exec(SCHEMA);
@@ -187,6 +185,22 @@ export function openState(stateDir: string): StateDb {
     throw error;
   }
   return db;
+}
+
+/** Why a state of `version` is refused, and what to do. */
+function unreadableState(file: string, version: string): string {
+  const said = `${file} has state schema version ${version}`;
+  if (Number(version) > STATE_SCHEMA_VERSION) {
+    return (
+      `${said}, newer than this builder understands (${STATE_SCHEMA_VERSION}): run the builder of the ` +
+      'ipscope version that wrote it (upgrade this one); the state was left untouched'
+    );
+  }
+  return (
+    `${said}; this builder reads ${STATE_SCHEMA_VERSION} and upgrades ${[...UPGRADABLE_FROM].join(' and ')} ` +
+    "(version 1, of the builder's first two commits, is not): move the file away and rebuild the " +
+    'state with "npx builder fetch" and "npx builder import"; the state was left untouched'
+  );
 }
 
 /** 3 → 4: asn_range keyed by (source, seq); the kept rows numbered in (version, first) order. */

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../../shared/config.js';
 import { nowEpoch } from '../../shared/time.js';
-import { statePath } from '../state.js';
+import { openState, statePath } from '../state.js';
 import { buildRelease } from './build.js';
 import {
   acquireLock,
@@ -24,6 +24,9 @@ export function publishRelease(
   const releasesDir = settings.RELEASES_DIR;
   const release = acquireLock(releasesDir);
   try {
+    // The build reads the state file directly: a state of an earlier version is upgraded first
+    // (and one of an unknown version refused, untouched), as every other command does.
+    if (fs.existsSync(statePath(settings.STATE_DIR))) openState(settings.STATE_DIR).close();
     const leftovers = cleanLeftovers(releasesDir);
     if (leftovers.length > 0) log(`removed leftovers of an interrupted run: ${leftovers.join(', ')}`);
     const started = performance.now();

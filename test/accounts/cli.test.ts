@@ -4,7 +4,7 @@
  * once it exists, a stand-in program until then; run `npx tsc -p tsconfig.json` first).
  */
 import t from 'tap';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openAccountsStore, registerAccountCommands } from '../../accounts/index.js';
 import { parseExpiry } from '../../accounts/cli.js';
+import { runServerCli } from '../helpers/server-cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'accounts-cli-'));
@@ -19,33 +20,7 @@ t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
 let counter = 0;
 const freshFile = () => path.join(work, `case-${++counter}`, 'accounts.sqlite');
 
-interface Run {
-  out: string;
-  err: string;
-  code: number;
-}
-
-/** Runs `server --accounts-db <file> …args` in process. */
-async function cli(file: string | null, ...args: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let code = 0;
-  const program = new Command('server')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => err.push(s) });
-  registerAccountCommands(program, {
-    out: (line) => out.push(`${line}\n`),
-    err: (line) => err.push(`${line}\n`),
-    fail: (exitCode) => (code = exitCode),
-  });
-  try {
-    await program.parseAsync(file ? ['--accounts-db', file, ...args] : args, { from: 'user' });
-  } catch (error) {
-    if (!(error instanceof CommanderError)) throw error;
-    code = error.exitCode;
-  }
-  return { out: out.join(''), err: err.join(''), code };
-}
+const cli = runServerCli;
 
 const keyOf = (out: string) => /^key: (sk_\S+)$/m.exec(out)?.[1];
 const keyIdOf = (out: string) => /^created key (key_[0-9a-z]+) /m.exec(out)?.[1];
@@ -261,6 +236,8 @@ t.test('every command has a description; the option is not added twice', async (
       ...['plans', 'list', 'set'],
       ...['members', 'add', 'list', 'remove'],
       'usage',
+      'backup',
+      'restore',
     ],
   );
   for (const command of all) t.ok(command.description().length > 10, `${command.name()} has a description`);
