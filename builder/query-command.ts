@@ -46,10 +46,10 @@ function addOption(command: Command, name: QueryParameterName): void {
     p.kind === 'time'
       ? 'expected an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z'
       : p.schema instanceof z.ZodNumber
-      ? `expected a whole number from ${p.schema.minValue} to ${p.schema.maxValue}`
-      : p.schema instanceof z.ZodString
-        ? `expected at most ${p.schema.maxLength} characters`
-        : 'not a valid value';
+        ? `expected a whole number from ${p.schema.minValue} to ${p.schema.maxValue}`
+        : p.schema instanceof z.ZodString
+          ? `expected at most ${p.schema.maxLength} characters`
+          : 'not a valid value';
   const parse = (value: string): unknown => {
     const parsed = p.schema.safeParse(p.kind === 'integer' && /^\d+$/.test(value) ? Number(value) : value);
     if (!parsed.success) throw new InvalidArgumentError(expected);

@@ -70,7 +70,8 @@ const instant = z
     if (epoch === null) {
       ctx.addIssue({
         code: 'custom',
-        message: 'Input should be an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z',
+        message:
+          'Input should be an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z',
       });
       return z.NEVER;
     }

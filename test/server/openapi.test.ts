@@ -40,12 +40,12 @@ const EXPECTED: Record<string, { method: string; statuses: string[]; query: stri
   '/v1/ip/{ip}/domains': {
     method: 'get',
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
-    query: ['include_ended', 'limit', 'cursor'],
+    query: ['include_ended', 'limit', 'cursor', 'from', 'to', 'strict'],
   },
   '/v1/domain/{domain}/history': {
     method: 'get',
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
-    query: ['limit', 'cursor'],
+    query: ['limit', 'cursor', 'from', 'to', 'strict'],
   },
   '/v1/domain/{domain}/hosting': {
     method: 'get',
