@@ -11,7 +11,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared soak clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -100,6 +100,12 @@ import-shared: build
 # independent oracle (test/oracle): prints "N agree, M differ", fails when M > 0; skipped without the data.
 verify-shared: build
 	scripts/verify-shared.sh
+
+# The feed quality gate on the full files of ../shared/data: copies truncated to 50%, emptied and
+# without their largest range are refused, the previous snapshot kept; --accept-drop takes one.
+# Prints "N as expected, M not"; skipped without the data.
+verify-gates: build
+	scripts/verify-gates.sh
 
 clean:
 	rm -rf dist var .tap

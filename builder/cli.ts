@@ -11,10 +11,11 @@ import { printSummary } from './import-summary.js';
 import { startProgress } from './progress.js';
 import { publishRelease, pruneReleases } from './release/release-command.js';
 import { inspectRelease, listReleases } from './release/catalog.js';
-import { fetchCommand } from './fetch-command.js';
+import { acceptedDrops, fetchCommand, type AcceptOptions } from './fetch-command.js';
+import { ReleaseRefusedError } from './release/release-gate.js';
 import { collectCommand } from './collector/collect-command.js';
 import { importZdnsFiles } from './collector/zdns.js';
-import { measuredRun } from './metrics.js';
+import { measuredRun, recordFigures } from './metrics.js';
 import { openChosen, registerQueryCommand } from './query-command.js';
 import { exportMmdb } from './export/mmdb-export.js';
 import { diffReleases } from './diff.js';
@@ -23,6 +24,44 @@ function intArg(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number');
   return n;
+}
+
+/** --accept-drop <feed>, repeatable, each also a comma-separated list. */
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** The quality gate's options of fetch, import and run (docs/operations.md#quality-gates). */
+function acceptOptions(command: Command): Command {
+  return command
+    .option(
+      '--accept-drop <feed>',
+      "take this feed's new snapshot even when it drops more rows or addresses than FEED_MAX_ROW_DROP / FEED_MAX_ADDRESS_DROP allow (repeatable)",
+      collect,
+    )
+    .option('--accept-drops', 'take every new snapshot whatever it drops');
+}
+
+/**
+ * Publishes a release; a release the quality gate refuses is reported (exit 1, CURRENT untouched),
+ * and refused or forced drops are counted in the metrics.
+ */
+async function releaseWithGate(
+  settings: Settings,
+  dataset: 'production' | 'demo',
+  force: boolean,
+): Promise<void> {
+  try {
+    const { forced } = publishRelease(settings, { dataset, force });
+    const releaseDrops = forced.map((d) => ({ measure: d.measure, outcome: 'forced' as const }));
+    if (releaseDrops.length > 0) await recordFigures(settings.STATE_DIR, { releaseDrops });
+  } catch (error) {
+    if (!(error instanceof ReleaseRefusedError)) throw error;
+    console.error(`RELEASE NOT PUBLISHED: ${error.message}`);
+    const releaseDrops = error.drops.map((d) => ({ measure: d.measure, outcome: 'refused' as const }));
+    await recordFigures(settings.STATE_DIR, { releaseDrops });
+    process.exitCode = 1;
+  }
 }
 
 function settingsFrom(options: Record<string, unknown>): Settings {
@@ -47,37 +86,35 @@ export function buildProgram(): Command {
     .option('--releases-dir <dir>', 'releases directory (env RELEASES_DIR, default ./releases)')
     .showHelpAfterError();
 
-  program
-    .command('fetch')
-    .description(
-      'Download feeds from their publishers and import them; a feed that fails keeps its previous snapshot.',
-    )
-    .argument(
-      '[source...]',
-      `sources to fetch (default: all with a URL): ${SOURCES.filter((s) => s.urls.length > 0)
-        .map((s) => s.name)
-        .join(', ')}`,
-    )
-    .option('--timeout <ms>', 'timeout of one download attempt (env FETCH_TIMEOUT_MS)', intArg)
-    .option('--retries <n>', 'retries per download (env FETCH_RETRIES)', intArg)
-    .option(
-      '--max-shrink <fraction>',
-      'refuse a snapshot this much smaller than the previous one (env FETCH_MAX_SHRINK)',
-      parseFloat,
-    )
-    .action(
-      async (sources: string[], options: { timeout?: number; retries?: number; maxShrink?: number }) => {
-        const settings = settingsFrom(program.opts());
-        await measuredRun(settings.STATE_DIR, 'fetch', async () => {
-          const ok = await fetchCommand(settings, sources, options);
-          if (!ok) process.exitCode = 1;
-        });
-      },
-    );
+  acceptOptions(
+    program
+      .command('fetch')
+      .description(
+        'Download feeds from their publishers and import them; a feed that fails or drops too much keeps its previous snapshot.',
+      )
+      .argument(
+        '[source...]',
+        `sources to fetch (default: all with a URL): ${SOURCES.filter((s) => s.urls.length > 0)
+          .map((s) => s.name)
+          .join(', ')}`,
+      )
+      .option('--timeout <ms>', 'timeout of one download attempt (env FETCH_TIMEOUT_MS)', intArg)
+      .option('--retries <n>', 'retries per download (env FETCH_RETRIES)', intArg),
+  ).action(async (sources: string[], options: { timeout?: number; retries?: number } & AcceptOptions) => {
+    const settings = settingsFrom(program.opts());
+    await measuredRun(settings.STATE_DIR, 'fetch', async () => {
+      const ok = await fetchCommand(settings, sources, options);
+      if (!ok) process.exitCode = 1;
+    });
+  });
 
-  program
-    .command('import')
-    .description('Import local files (plain or .gz) with the same parsers as fetch.')
+  acceptOptions(
+    program
+      .command('import')
+      .description(
+        'Import local files (plain or .gz) with the same parsers as fetch; a snapshot that drops too much is not taken.',
+      ),
+  )
     .argument(
       '<kind>',
       `source name or "observations": ${[...SOURCES.map((s) => s.name), 'observations'].join(', ')}`,
@@ -91,13 +128,16 @@ export function buildProgram(): Command {
       'observations only: ndjson (docs/observations-format.md) or zdns (JSON lines of ZDNS 2, modules A and AAAA)',
       'ndjson',
     )
-    .action(async (kind: string, files: string[], options: { format: string }) => {
+    .action(async (kind: string, files: string[], options: { format: string } & AcceptOptions) => {
       const settings = settingsFrom(program.opts());
       if (options.format !== 'ndjson' && options.format !== 'zdns') {
         throw new Error(`--format ${JSON.stringify(options.format)}: expected ndjson or zdns`);
       }
       if (options.format !== 'ndjson' && kind !== 'observations') {
         throw new Error(`--format applies to "import observations" only`);
+      }
+      if ((options.acceptDrop || options.acceptDrops) && kind === 'observations') {
+        throw new Error(`--accept-drop and --accept-drops apply to feeds, not to "import observations"`);
       }
       for (const f of files) if (!fs.existsSync(f)) throw new Error(`${f}: no such file`);
       const db = openState(settings.STATE_DIR);
@@ -126,13 +166,31 @@ export function buildProgram(): Command {
             `unknown kind "${kind}"; known: ${[...SOURCES.map((s) => s.name), 'observations'].join(', ')}`,
           );
         const now = nowEpoch();
+        const accepted = acceptedDrops(options, [kind]);
+        const gate = {
+          limits: { rows: settings.FEED_MAX_ROW_DROP, addresses: settings.FEED_MAX_ADDRESS_DROP },
+          accept: accepted === 'all' || accepted.includes(kind),
+        };
         const summary = importSnapshot(
           db,
           source,
           files.map((f) => describeFile(f, now)),
-          { origin: 'import', now },
+          { origin: 'import', now, gate },
         );
-        printSummary(summary);
+        const drop = summary.drop;
+        if (drop && !drop.accepted) {
+          console.log(`${kind}: KEPT PREVIOUS SNAPSHOT: nothing imported: ${drop.message}`);
+          process.exitCode = 1;
+        } else {
+          if (drop)
+            console.log(`${kind}: taking the new snapshot all the same (--accept-drop): ${drop.summary}`);
+          printSummary(summary);
+        }
+        if (drop) {
+          const outcome = drop.accepted ? ('accepted' as const) : ('refused' as const);
+          const drops = drop.drops.map((d) => ({ feed: kind, measure: d.measure, outcome }));
+          await recordFigures(settings.STATE_DIR, { drops });
+        }
       } finally {
         db.close();
       }
@@ -165,25 +223,33 @@ export function buildProgram(): Command {
     });
   });
 
-  collectOptions(
-    program
-      .command('run')
-      .description('What a cron job calls: fetch every feed, run one collection round, publish a release.'),
-  ).action(async (options: Record<string, unknown>) => {
-    const settings = settingsFrom({ ...program.opts(), ...options });
-    await measuredRun(settings.STATE_DIR, 'run', async () => {
-      const fetched = await fetchCommand(settings, [], {});
-      if (!fetched) console.error('run: some feeds failed and keep their previous snapshot; continuing');
-      const summary = await collectCommand(settings);
-      if (summary.interrupted) {
-        process.exitCode = 130;
-        console.error('run: the round was interrupted; no release published');
-        return;
-      }
-      publishRelease(settings, { dataset: 'production' });
-      if (!fetched) process.exitCode = 1;
+  acceptOptions(
+    collectOptions(
+      program
+        .command('run')
+        .description(
+          'What a cron job calls: fetch every feed, run one collection round, publish a release (unless the quality gates refuse it).',
+        ),
+    ),
+  )
+    .option('--force-release', 'publish the release even when the release quality gate refuses it')
+    .action(async (options: Record<string, unknown> & AcceptOptions & { forceRelease?: boolean }) => {
+      const settings = settingsFrom({ ...program.opts(), ...options });
+      await measuredRun(settings.STATE_DIR, 'run', async () => {
+        // Only the gate's options: --timeout and --retries of run are the collector's.
+        const { acceptDrop, acceptDrops } = options;
+        const fetched = await fetchCommand(settings, [], { acceptDrop, acceptDrops });
+        if (!fetched) console.error('run: some feeds failed and keep their previous snapshot; continuing');
+        const summary = await collectCommand(settings);
+        if (summary.interrupted) {
+          process.exitCode = 130;
+          console.error('run: the round was interrupted; no release published');
+          return;
+        }
+        await releaseWithGate(settings, 'production', options.forceRelease === true);
+        if (!fetched) process.exitCode = 1;
+      });
     });
-  });
 
   program
     .command('release')
@@ -191,16 +257,20 @@ export function buildProgram(): Command {
       'Compile the current state into a new release file and publish it (atomically swaps releases/CURRENT).',
     )
     .option('--demo', 'label the release as demo data in its coverage block')
-    .action(async (options: { demo?: boolean }) => {
+    .option(
+      '--force',
+      'publish even when it covers less routed space or has fewer current DNS answers than RELEASE_MAX_ROUTED_DROP / RELEASE_MAX_ANSWER_DROP allow',
+    )
+    .action(async (options: { demo?: boolean; force?: boolean }) => {
       const settings = settingsFrom(program.opts());
       if (!fs.existsSync(statePath(settings.STATE_DIR))) {
         throw new Error(
           `no builder state in ${settings.STATE_DIR}: run "npx builder fetch" or "npx builder import" first`,
         );
       }
-      await measuredRun(settings.STATE_DIR, 'release', () => {
-        publishRelease(settings, { dataset: options.demo ? 'demo' : 'production' });
-      });
+      await measuredRun(settings.STATE_DIR, 'release', () =>
+        releaseWithGate(settings, options.demo ? 'demo' : 'production', options.force === true),
+      );
     });
 
   program

@@ -6,7 +6,7 @@ import { openState } from './state.js';
 import { importSnapshot } from './importer.js';
 import { printSummary } from './import-summary.js';
 import type { SourceDefinition } from './sources/types.js';
-import { recordFigures } from './metrics.js';
+import { recordFigures, type DropFigure } from './metrics.js';
 import { parseIsoToEpoch } from '../shared/time.js';
 
 /** `https://host/path` as `<mirror>/host/path`. */
@@ -15,10 +15,33 @@ export function mirrorUrl(mirror: string, url: string): string {
   return `${mirror.replace(/\/+$/, '')}/${u.host}${u.pathname}${u.search}`;
 }
 
+/** What the operator accepts: --accept-drop <feed> (repeatable), or --accept-drops (every feed). */
+export interface AcceptOptions {
+  acceptDrop?: string[];
+  acceptDrops?: boolean;
+}
+
+/** The feeds whose drops are accepted; throws for a name that is not one of `among`. */
+export function acceptedDrops(options: AcceptOptions, among: readonly string[]): 'all' | string[] {
+  if (options.acceptDrops) return 'all';
+  const names = (options.acceptDrop ?? [])
+    .flatMap((n) => n.split(','))
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const name of names) {
+    if (!among.includes(name)) {
+      throw new Error(
+        `--accept-drop ${name}: not a feed of this command (${among.join(', ')}); name the feed whose drop you accept`,
+      );
+    }
+  }
+  return names;
+}
+
 export async function fetchCommand(
   settings: Settings,
   names: string[],
-  options: { timeout?: number; retries?: number; maxShrink?: number },
+  options: { timeout?: number; retries?: number } & AcceptOptions,
 ): Promise<boolean> {
   const sources: SourceDefinition[] = [];
   for (const name of names.length > 0 ? names : SOURCES.filter((s) => s.urls.length > 0).map((s) => s.name)) {
@@ -28,6 +51,10 @@ export async function fetchCommand(
       throw new Error(`${name} has no publisher URL; load it with "npx builder import ${name} <file>"`);
     sources.push(source);
   }
+  const acceptDrops = acceptedDrops(
+    options,
+    sources.map((s) => s.name),
+  );
   const urls: Record<string, string[]> = {};
   if (settings.FEED_MIRROR)
     for (const s of sources) urls[s.name] = s.urls.map((u) => mirrorUrl(settings.FEED_MIRROR, u));
@@ -36,12 +63,14 @@ export async function fetchCommand(
     urls,
     timeoutMs: options.timeout ?? settings.FETCH_TIMEOUT_MS,
     retries: options.retries ?? settings.FETCH_RETRIES,
-    maxShrink: options.maxShrink ?? settings.FETCH_MAX_SHRINK,
+    maxDrop: { rows: settings.FEED_MAX_ROW_DROP, addresses: settings.FEED_MAX_ADDRESS_DROP },
+    acceptDrops,
     log: (line) => console.error(line),
   });
   const db = openState(settings.STATE_DIR);
   let ok = true;
   const figures: Array<{ feed: string; status: string; seconds: number }> = [];
+  const drops: DropFigure[] = [];
   try {
     const imported = db.prepare(`SELECT files FROM source_snapshot WHERE source = ?`).pluck();
     for (const result of results) {
@@ -49,6 +78,12 @@ export async function fetchCommand(
         ok = false;
         console.log(`${result.source}: KEPT PREVIOUS SNAPSHOT: ${result.reason ?? 'fetch failed'}`);
       }
+      for (const d of result.drop?.drops ?? [])
+        drops.push({
+          feed: result.source,
+          measure: d.measure,
+          outcome: result.drop!.accepted ? 'accepted' : 'refused',
+        });
       const figure = { feed: result.source, status: result.status, seconds: 0 };
       figures.push(figure);
       if (!result.snapshot) continue;
@@ -72,7 +107,7 @@ export async function fetchCommand(
   } finally {
     db.close();
   }
-  await recordFigures(settings.STATE_DIR, { feeds: figures });
+  await recordFigures(settings.STATE_DIR, { feeds: figures, drops });
   return ok;
 }
 

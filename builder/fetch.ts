@@ -4,19 +4,22 @@
  * snapshot untouched and says why.
  *
  * A snapshot is all-or-nothing: when any file of the source fails to download (after retries),
- * fails to parse, yields no records, or the total record count shrank by more than `maxShrink`,
- * nothing on disk changes and the result is `kept_previous`.
+ * fails to parse, yields no records (with no previous snapshot), or the snapshot drops more rows
+ * or covered addresses than the quality gate allows (drop-gate.ts) without `acceptDrop`, nothing
+ * on disk changes and the result is `kept_previous`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, interceptors, request } from 'undici';
-import type { Dispatcher } from 'undici';
+import { Agent, interceptors } from 'undici';
+import { download, FileProblem, plural, type Validators } from './download.js';
 import type { SourceDefinition } from './sources/types.js';
+import { CoverageCounter, coverageFromJson, coverageOfSnapshot, coverageToJson } from './coverage.js';
+import { checkFeedDrop, DEFAULT_DROP_LIMITS, type Drop, type DropLimits } from './drop-gate.js';
 import {
   commitSnapshot,
   decodeFeedBytes,
   originalFileName,
   rawFileName,
   readSnapshot,
+  readSnapshotText,
   sha256Hex,
   snapshotFileIntact,
 } from './snapshot-store.js';
@@ -38,8 +41,13 @@ export interface FetchOptions {
   retryBaseDelayMs?: number;
   /** A Retry-After up to this long is honoured; a longer one ends the retries. Default 60000. */
   maxRetryAfterMs?: number;
-  /** Refuse a snapshot with fewer than (1 - maxShrink) × the previous record count. Default 0.5. */
-  maxShrink?: number;
+  /**
+   * The quality gate: refuse a snapshot that has more than these shares fewer rows, IPv4 or IPv6
+   * addresses than the previous one (raised to the source's `churn`). Default DEFAULT_DROP_LIMITS.
+   */
+  maxDrop?: DropLimits;
+  /** Take the snapshot even when it drops more than `maxDrop` allows (the operator's --accept-drop). */
+  acceptDrop?: boolean;
   /** Largest accepted file, downloaded and after gunzip. Default 1 GiB. */
   maxBytes?: number;
   /** Redirects followed per request. Default 5. */
@@ -64,11 +72,15 @@ export interface FetchResult {
   snapshot: SnapshotManifest | null;
   records?: number;
   rejected?: number;
+  /** The measures that fell by more than the gate allows; `accepted`: taken all the same. */
+  drop?: { drops: Drop[]; accepted: boolean };
 }
 
-export interface FetchSourcesOptions extends Omit<FetchOptions, 'urls'> {
+export interface FetchSourcesOptions extends Omit<FetchOptions, 'urls' | 'acceptDrop'> {
   /** URL overrides per source name. */
   urls?: Record<string, string[]>;
+  /** Sources whose drops are accepted (`all`: every one). */
+  acceptDrops?: 'all' | readonly string[];
   /** Sources fetched at the same time. Default 2. */
   concurrency?: number;
 }
@@ -78,198 +90,30 @@ const DEFAULTS = {
   retries: 3,
   retryBaseDelayMs: 1_000,
   maxRetryAfterMs: 60_000,
-  maxShrink: 0.5,
   maxBytes: 1024 * 1024 * 1024,
   maxRedirections: 5,
   userAgent: 'ipscope-builder/0.1 (+feed fetcher)',
 };
 
-type Settings = typeof DEFAULTS & { now: () => Date; log: (line: string) => void };
-
-/** A file problem that ends the fetch of the source; the message follows the URL in the reason. */
-class FileProblem extends Error {}
-
-/** The abort reason of an attempt that ran out of time (undici's own timers only tick every ~0.5 s). */
-class AttemptTimeout extends Error {}
-
-/**
- * A timer that aborts an attempt: first when no response headers arrive in time, then (re-armed
- * on every body chunk) when the body stalls.
- */
-class AttemptDeadline {
-  readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly timeoutMs: number) {
-    this.arm(`no response headers within ${timeoutMs} ms`);
-  }
-
-  arm(what: string): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(
-      () => this.controller.abort(new AttemptTimeout(`timed out (${what})`)),
-      this.timeoutMs,
-    );
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-  }
-}
-
-interface Validators {
-  etag?: string;
-  lastModified?: string;
-}
-
-type Download = ({ kind: 'not_modified' } | { kind: 'body'; bytes: Buffer }) & Validators;
+type Settings = typeof DEFAULTS & { maxDrop: DropLimits; now: () => Date; log: (line: string) => void };
 
 /** ISO 8601 UTC without milliseconds, as on the wire. */
 function isoSeconds(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Retry-After as milliseconds (delta-seconds or HTTP-date); undefined when absent or unreadable. */
-function retryAfterMs(value: string | undefined, now: Date): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now.getTime());
-}
-
-function describeNetworkError(error: unknown, timeoutMs: number): string {
-  const code = (error as { code?: string }).code;
-  const message = (error as Error).message ?? String(error);
-  switch (code) {
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return `timed out (no response headers within ${timeoutMs} ms)`;
-    case 'UND_ERR_BODY_TIMEOUT':
-      return `timed out (body stalled for ${timeoutMs} ms)`;
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return `timed out (no connection within ${timeoutMs} ms)`;
-    default:
-      return code && !message.includes(code) ? `failed (${code}: ${message})` : `failed (${message})`;
-  }
-}
-
-async function readBodyLimited(
-  body: Dispatcher.ResponseData['body'],
-  maxBytes: number,
-  onChunk: () => void,
-): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    onChunk();
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-    total += buffer.length;
-    if (total > maxBytes) {
-      body.destroy();
-      throw new FileProblem(`is larger than the ${maxBytes}-byte limit (maxBytes)`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, total);
-}
-
-/** One URL with retries. Throws FileProblem with the final description. */
-async function download(
-  url: string,
-  validators: Validators,
-  dispatcher: Dispatcher,
-  settings: Settings,
-  logPrefix: string,
-): Promise<Download> {
-  const headers: Record<string, string> = { 'user-agent': settings.userAgent, 'accept-encoding': 'identity' };
-  if (validators.etag) headers['if-none-match'] = validators.etag;
-  if (validators.lastModified) headers['if-modified-since'] = validators.lastModified;
-  const attempts = settings.retries + 1;
-
-  for (let attempt = 1; ; attempt++) {
-    let problem: string;
-    let waitAtLeastMs = 0;
-    const deadline = new AttemptDeadline(settings.timeoutMs);
-    try {
-      const response = await request(url, {
-        method: 'GET',
-        headers,
-        dispatcher,
-        signal: deadline.controller.signal,
-      });
-      const stalled = `body stalled for ${settings.timeoutMs} ms`;
-      deadline.arm(stalled);
-      const got: Validators = {};
-      const etag = headerValue(response.headers['etag']);
-      const lastModified = headerValue(response.headers['last-modified']);
-      if (etag) got.etag = etag;
-      if (lastModified) got.lastModified = lastModified;
-      const status = response.statusCode;
-      if (status === 200) {
-        return {
-          kind: 'body',
-          bytes: await readBodyLimited(response.body, settings.maxBytes, () => deadline.arm(stalled)),
-          ...got,
-        };
-      }
-      await response.body.dump();
-      if (status === 304) {
-        if (!validators.etag && !validators.lastModified) {
-          throw new FileProblem('answered HTTP 304 Not Modified to a request without validators');
-        }
-        return { kind: 'not_modified', ...got };
-      }
-      if (status >= 300 && status < 400) {
-        throw new FileProblem(
-          `answered HTTP ${status} (redirect not followed: no Location or more than ${settings.maxRedirections} redirects)`,
-        );
-      }
-      if (status !== 429 && status < 500) {
-        throw new FileProblem(`answered HTTP ${status} (not retried; check the URL)`);
-      }
-      problem = `answered HTTP ${status}`;
-      const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']), new Date());
-      if (retryAfter !== undefined) {
-        if (retryAfter > settings.maxRetryAfterMs) {
-          throw new FileProblem(
-            `${problem} with Retry-After ${Math.ceil(retryAfter / 1000)} s (longer than the ${Math.ceil(settings.maxRetryAfterMs / 1000)} s maxRetryAfterMs) after ${plural(attempt, 'attempt')}`,
-          );
-        }
-        waitAtLeastMs = retryAfter;
-      }
-    } catch (error) {
-      if (error instanceof FileProblem) throw error;
-      const timeout = deadline.controller.signal.reason;
-      problem =
-        error instanceof AttemptTimeout
-          ? error.message
-          : timeout instanceof AttemptTimeout
-            ? timeout.message
-            : describeNetworkError(error, settings.timeoutMs);
-    } finally {
-      deadline.clear();
-    }
-    if (attempt >= attempts) throw new FileProblem(`${problem} after ${plural(attempt, 'attempt')}`);
-    const backoff = settings.retryBaseDelayMs * 2 ** (attempt - 1);
-    const delay = Math.round(Math.max(waitAtLeastMs, backoff / 2 + (Math.random() * backoff) / 2));
-    settings.log(`${logPrefix}: ${url} ${problem}; retry ${attempt} of ${settings.retries} in ${delay} ms`);
-    await sleep(delay);
-  }
-}
-
-/** Parses downloaded bytes with the source's parser; throws FileProblem when they are unusable. */
+/**
+ * Parses downloaded bytes with the source's parser, adding the addresses its records cover to
+ * `coverage`; throws FileProblem when they are unusable. A file without any row is a problem only
+ * when there is no previous snapshot (`emptyIsDrop` false): else the quality gate weighs it.
+ */
 function checkFile(
   source: SourceDefinition,
   url: string,
   bytes: Buffer,
   maxBytes: number,
+  coverage: CoverageCounter,
+  emptyIsDrop: boolean,
 ): { records: number; rejected: number; publishedAt?: string } {
   let text: string;
   try {
@@ -285,7 +129,8 @@ function checkFile(
   }
   const records = result.records.length;
   const rejected = result.rejected.length;
-  if (records === 0) {
+  for (const record of result.records) coverage.addRecord(source.kind, record);
+  if (records === 0 && !(emptyIsDrop && rejected === 0)) {
     const first = result.rejected[0];
     if (first) {
       throw new FileProblem(
@@ -319,7 +164,7 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
     retries: options.retries ?? DEFAULTS.retries,
     retryBaseDelayMs: options.retryBaseDelayMs ?? DEFAULTS.retryBaseDelayMs,
     maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs,
-    maxShrink: options.maxShrink ?? DEFAULTS.maxShrink,
+    maxDrop: options.maxDrop ?? DEFAULT_DROP_LIMITS,
     maxBytes: options.maxBytes ?? DEFAULTS.maxBytes,
     maxRedirections: options.maxRedirections ?? DEFAULTS.maxRedirections,
     userAgent: options.userAgent ?? DEFAULTS.userAgent,
@@ -352,6 +197,9 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
 
   const files: SnapshotFile[] = [];
   const rawFiles = new Map<string, Buffer>();
+  const coverage = new CoverageCounter();
+  /** Files answered 304: parsed from the stored copy when the snapshot changed (for its coverage). */
+  const unparsed: SnapshotFile[] = [];
   let changed = previous === null || previous.files.length !== urls.length;
   try {
     for (const url of urls) {
@@ -371,9 +219,10 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
         let entry: SnapshotFile;
         if (got.kind === 'not_modified') {
           entry = { ...usable! };
+          unparsed.push(usable!);
         } else {
           const sha256 = sha256Hex(got.bytes);
-          const parsed = checkFile(source, url, got.bytes, settings.maxBytes);
+          const parsed = checkFile(source, url, got.bytes, settings.maxBytes, coverage, previous !== null);
           if (usable && usable.sha256 === sha256) {
             entry = { ...usable, records: parsed.records, rejected: parsed.rejected };
           } else {
@@ -409,14 +258,40 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
 
   const records = files.reduce((sum, f) => sum + f.records, 0);
   const rejected = files.reduce((sum, f) => sum + f.rejected, 0);
-  if (previous && records < (1 - settings.maxShrink) * previous.records) {
-    const drop = Math.round((100 * (previous.records - records)) / previous.records);
-    return keptPrevious(
-      name,
-      previous,
-      `the new snapshot has ${plural(records, 'record')}, ${drop}% fewer than the previous ${previous.records} ` +
-        `(more than the allowed ${Math.round(settings.maxShrink * 100)}%); raise maxShrink to accept it`,
-    );
+  let covered = previous?.coverage;
+  let drop: FetchResult['drop'];
+  if (changed) {
+    try {
+      for (const file of unparsed) {
+        const text = readSnapshotText(options.stateDir, previous!, file);
+        for (const record of source.parse(text, file.file).records) coverage.addRecord(source.kind, record);
+      }
+    } catch (error) {
+      return keptPrevious(name, previous, `could not read the stored files (${(error as Error).message})`);
+    }
+    const after = coverage.total();
+    covered = coverageToJson(after);
+    if (previous) {
+      const before = previous.coverage
+        ? coverageFromJson(previous.coverage)
+        : (coverageOfSnapshot(options.stateDir, source, previous, settings.log) ?? after);
+      const check = checkFeedDrop(
+        source,
+        { rows: previous.records, coverage: before },
+        { rows: records, coverage: after },
+        settings.maxDrop,
+      );
+      if (check.drops.length > 0 && !options.acceptDrop) {
+        return {
+          ...keptPrevious(name, previous, check.message),
+          drop: { drops: check.drops, accepted: false },
+        };
+      }
+      if (check.drops.length > 0) {
+        settings.log(`${name}: taking the new snapshot all the same (--accept-drop): ${check.summary}`);
+        drop = { drops: check.drops, accepted: true };
+      }
+    }
   }
 
   const now = isoSeconds(settings.now());
@@ -429,6 +304,7 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
     records,
     rejected,
     ...(publishedAt === undefined ? {} : { publishedAt }),
+    ...(covered === undefined ? {} : { coverage: covered }),
     files,
   };
   try {
@@ -438,7 +314,7 @@ export async function fetchSource(source: SourceDefinition, options: FetchOption
   }
   const status: FetchStatus = changed ? 'updated' : 'not_modified';
   settings.log(`${name}: ${status === 'updated' ? 'updated' : 'not modified'}, ${plural(records, 'record')}`);
-  return { source: name, status, snapshot: manifest, records, rejected };
+  return { source: name, status, snapshot: manifest, records, rejected, ...(drop ? { drop } : {}) };
 }
 
 /**
@@ -449,7 +325,7 @@ export async function fetchSources(
   sources: readonly SourceDefinition[],
   options: FetchSourcesOptions,
 ): Promise<FetchResult[]> {
-  const { urls, concurrency = 2, ...rest } = options;
+  const { urls, concurrency = 2, acceptDrops = [], ...rest } = options;
   const results: FetchResult[] = new Array<FetchResult>(sources.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -458,7 +334,12 @@ export async function fetchSources(
       const source = sources[index]!;
       try {
         const override = urls?.[source.name];
-        results[index] = await fetchSource(source, override ? { ...rest, urls: override } : rest);
+        const acceptDrop = acceptDrops === 'all' || acceptDrops.includes(source.name);
+        results[index] = await fetchSource(source, {
+          ...rest,
+          acceptDrop,
+          ...(override ? { urls: override } : {}),
+        });
       } catch (error) {
         let previous: SnapshotManifest | null = null;
         try {

@@ -35,6 +35,8 @@ import {
 import { DnsStateMachine, emptyCounts, type ApplyCounts } from './dns-state/machine.js';
 import type { SaveResult } from './dns-state/save.js';
 import { RowWriter } from './row-writer.js';
+import { coverageInState, coverageOf } from './coverage.js';
+import { checkFeedDrop, type DropCheck, type DropLimits } from './drop-gate.js';
 import type { Progress } from './progress.js';
 
 export interface SnapshotFile {
@@ -61,6 +63,8 @@ export interface ImportSummary {
   counts?: ApplyCounts;
   /** observations only, on the last file's summary: loading and saving the DNS state. */
   state?: { loadSeconds: number; save: SaveResult };
+  /** With a gate: the measures that fell by more than it allows; not accepted: nothing was stored. */
+  drop?: DropCheck & { accepted: boolean };
 }
 
 const MAX_EXAMPLES = 20;
@@ -86,12 +90,16 @@ function versionOf(address: string): 4 | 6 {
   return address.includes(':') ? 6 : 4;
 }
 
-/** Parses every file of a snapshot and stores it as the source's current snapshot. */
+/**
+ * Parses every file of a snapshot and stores it as the source's current snapshot. With `gate`
+ * (builder import), a snapshot that drops more rows or covered addresses than the state's current
+ * one of the source by more than the limits allow is not stored unless `accept` (drop-gate.ts).
+ */
 export function importSnapshot(
   db: StateDb,
   source: SourceDefinition,
   files: SnapshotFile[],
-  options: { origin: 'fetch' | 'import'; now: number },
+  options: { origin: 'fetch' | 'import'; now: number; gate?: { limits: DropLimits; accept: boolean } },
 ): ImportSummary {
   const started = performance.now();
   const records: RecordOfKind[SourceKind][] = [];
@@ -116,6 +124,21 @@ export function importSnapshot(
       }
     }
     publishedAt = result.publishedAt ?? publishedAt;
+  }
+  let drop: ImportSummary['drop'];
+  const previousRows = options.gate
+    ? (db.prepare(`SELECT records FROM source_snapshot WHERE source = ?`).pluck().get(source.name) as
+        number | undefined)
+    : undefined;
+  if (options.gate && previousRows !== undefined) {
+    const before = { rows: previousRows, coverage: coverageInState(db, source) };
+    const after = { rows: records.length, coverage: coverageOf(source.kind, records) };
+    const check = checkFeedDrop(source, before, after, options.gate.limits);
+    if (check.drops.length > 0) drop = { ...check, accepted: options.gate.accept };
+  }
+  if (drop && !drop.accepted) {
+    const seconds = (performance.now() - started) / 1000;
+    return { source: source.name, read, written: 0, rejectedCount, rejected, seconds, drop };
   }
   const now = options.now;
   let removed: number | undefined;
@@ -219,6 +242,7 @@ export function importSnapshot(
     rejected,
     seconds: (performance.now() - started) / 1000,
     ...(removed !== undefined ? { removed } : {}),
+    ...(drop ? { drop } : {}),
   };
 }
 

@@ -16,6 +16,25 @@ interface Figures {
   runs: Record<string, { ok: number; failed: number; lastSeconds: number; lastAt: number }>;
   feeds: Record<string, { statuses: Record<string, number>; lastSeconds: number }>;
   collector: Record<string, number>;
+  /** Quality-gate drops (files written before them have none): "feed measure outcome" → count. */
+  feedDrops?: Record<string, number>;
+  /** "measure outcome" → count. */
+  releaseDrops?: Record<string, number>;
+}
+
+/** A measure of a feed snapshot over the quality gate's limit (drop-gate.ts). */
+export interface DropFigure {
+  feed: string;
+  measure: string;
+  /** refused: the previous snapshot kept; accepted: taken with --accept-drop. */
+  outcome: 'refused' | 'accepted';
+}
+
+/** A measure of a release over the quality gate's limit (release/release-gate.ts). */
+export interface ReleaseDropFigure {
+  measure: string;
+  /** refused: not published; forced: published with --force. */
+  outcome: 'refused' | 'forced';
 }
 
 function load(stateDir: string): Figures {
@@ -59,6 +78,18 @@ async function save(stateDir: string, figures: Figures): Promise<void> {
     labelNames: ['feed'],
     registers: [registry],
   });
+  const feedDrops = new Counter({
+    name: 'ipscope_builder_feed_drops_total',
+    help: 'Feed snapshots that fell by more than the quality gate allows, by feed, measure (rows, ipv4, ipv6) and outcome (refused: the previous snapshot kept; accepted: --accept-drop).',
+    labelNames: ['feed', 'measure', 'outcome'],
+    registers: [registry],
+  });
+  const releaseDrops = new Counter({
+    name: 'ipscope_builder_release_drops_total',
+    help: 'Releases that fell by more than the quality gate allows against the current one, by measure (routed_ipv4, routed_ipv6, current_answers) and outcome (refused: not published; forced: --force).',
+    labelNames: ['measure', 'outcome'],
+    registers: [registry],
+  });
   const answers = new Counter({
     name: 'ipscope_builder_collector_answers_total',
     help: 'DNS answers of the collector, by outcome (positive, nxdomain, nodata, timeout, servfail, malformed).',
@@ -76,6 +107,14 @@ async function save(stateDir: string, figures: Figures): Promise<void> {
     feedSeconds.set({ feed }, f.lastSeconds);
   }
   for (const [outcome, n] of Object.entries(figures.collector)) answers.inc({ outcome }, n);
+  for (const [key, n] of Object.entries(figures.feedDrops ?? {})) {
+    const [feed, measure, outcome] = key.split(' ') as [string, string, string];
+    feedDrops.inc({ feed, measure, outcome }, n);
+  }
+  for (const [key, n] of Object.entries(figures.releaseDrops ?? {})) {
+    const [measure, outcome] = key.split(' ') as [string, string];
+    releaseDrops.inc({ measure, outcome }, n);
+  }
   const write = (name: string, text: string) => {
     const tmp = path.join(stateDir, `.${name}.${process.pid}.tmp`);
     fs.writeFileSync(tmp, text);
@@ -110,12 +149,17 @@ export async function measuredRun<T>(
   }
 }
 
-/** Adds the fetch outcome and duration of each feed, and the collector's outcome counts. */
+/**
+ * Adds the fetch outcome and duration of each feed, the collector's outcome counts and the
+ * quality gates' drops.
+ */
 export async function recordFigures(
   stateDir: string,
   add: {
     feeds?: Array<{ feed: string; status: string; seconds: number }>;
     collector?: Record<string, number>;
+    drops?: DropFigure[];
+    releaseDrops?: ReleaseDropFigure[];
   },
 ): Promise<void> {
   const figures = load(stateDir);
@@ -126,5 +170,13 @@ export async function recordFigures(
   }
   for (const [outcome, n] of Object.entries(add.collector ?? {}))
     figures.collector[outcome] = (figures.collector[outcome] ?? 0) + n;
+  for (const { feed, measure, outcome } of add.drops ?? []) {
+    const key = `${feed} ${measure} ${outcome}`;
+    (figures.feedDrops ??= {})[key] = (figures.feedDrops[key] ?? 0) + 1;
+  }
+  for (const { measure, outcome } of add.releaseDrops ?? []) {
+    const key = `${measure} ${outcome}`;
+    (figures.releaseDrops ??= {})[key] = (figures.releaseDrops[key] ?? 0) + 1;
+  }
   await save(stateDir, figures);
 }

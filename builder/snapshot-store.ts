@@ -56,6 +56,11 @@ const snapshotManifestSchema = z.object({
   rejected: z.number().int().nonnegative(),
   /** The latest publishedAt of the files, when any carries one. */
   publishedAt: z.string().optional(),
+  /**
+   * Addresses the records cover, IPv4 and IPv6 (IPv6 as decimal text), for the quality gate
+   * (coverage.ts). Manifests written before it have none: the files are parsed again when needed.
+   */
+  coverage: z.object({ ipv4: z.number().int().nonnegative(), ipv6: z.string().regex(/^\d+$/) }).optional(),
   files: z.array(snapshotFileSchema).min(1),
 });
 

@@ -28,10 +28,26 @@ export const SETTINGS = {
     description:
       'Retries of a failed feed download (network error, timeout, 429, 5xx), with exponential backoff.',
   },
-  FETCH_MAX_SHRINK: {
-    schema: z.coerce.number().min(0).max(1).default(0.5),
+  FEED_MAX_ROW_DROP: {
+    schema: z.coerce.number().min(0).max(1).default(0.2),
     description:
-      'A fetched feed with this fraction fewer records than its previous snapshot is refused; the previous one is kept.',
+      'A feed snapshot (builder fetch, import, run) with more than this share fewer rows than the previous one is refused and the previous one kept, unless accepted with --accept-drop; formerly FETCH_MAX_SHRINK, still read.',
+    formerly: 'FETCH_MAX_SHRINK',
+  },
+  FEED_MAX_ADDRESS_DROP: {
+    schema: z.coerce.number().min(0).max(1).default(0.01),
+    description:
+      'A feed snapshot covering more than this share fewer IPv4 or IPv6 addresses than the previous one (ranges; routed rows of a mapping) is refused and the previous one kept, unless accepted with --accept-drop.',
+  },
+  RELEASE_MAX_ROUTED_DROP: {
+    schema: z.coerce.number().min(0).max(1).default(0.05),
+    description:
+      'A release whose IP-to-ASN mapping covers more than this share less routed IPv4 or IPv6 space than the current release is not published, unless forced (builder release --force).',
+  },
+  RELEASE_MAX_ANSWER_DROP: {
+    schema: z.coerce.number().min(0).max(1).default(0.1),
+    description:
+      'A release with more than this share fewer current DNS answers (name, address) than the current release is not published, unless forced (builder release --force).',
   },
   FEED_MIRROR: {
     schema: z.string().default(''),
@@ -207,11 +223,15 @@ export function loadSettings(
 ): Settings {
   const out: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS)) {
-    const raw = overrides[name as SettingName] ?? env[name];
+    // A renamed setting is still read under its former name (the new name wins).
+    const formerly = 'formerly' in setting ? setting.formerly : undefined;
+    const fromFormer = overrides[name as SettingName] === undefined && env[name] === undefined && formerly;
+    const raw = fromFormer ? env[formerly] : (overrides[name as SettingName] ?? env[name]);
     const parsed = setting.schema.safeParse(raw === '' ? undefined : raw);
     if (!parsed.success) {
+      const label = fromFormer ? `${formerly} (now ${name})` : name;
       throw new Error(
-        `setting ${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+        `setting ${label}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
       );
     }
     out[name] = parsed.data;

@@ -5,6 +5,7 @@ import type { Settings } from '../../shared/config.js';
 import { nowEpoch } from '../../shared/time.js';
 import { openState, statePath } from '../state.js';
 import { buildRelease } from './build.js';
+import { gateRelease, ReleaseRefusedError, type ReleaseDrop } from './release-gate.js';
 import {
   acquireLock,
   checkReleaseFile,
@@ -16,10 +17,15 @@ import {
   tempReleasePath,
 } from './publish.js';
 
+/**
+ * Builds, checks and publishes a release. Throws ReleaseRefusedError (the built file removed,
+ * CURRENT untouched) when the quality gate refuses it and `force` is not set; `forced` lists the
+ * drops a forced release was published with.
+ */
 export function publishRelease(
   settings: Settings,
-  options: { dataset: 'production' | 'demo'; log?: (line: string) => void },
-): { id: string; file: string; counts: Record<string, number> } {
+  options: { dataset: 'production' | 'demo'; force?: boolean; log?: (line: string) => void },
+): { id: string; file: string; counts: Record<string, number>; forced: ReleaseDrop[] } {
   const log = options.log ?? ((line: string) => console.log(line));
   const releasesDir = settings.RELEASES_DIR;
   const release = acquireLock(releasesDir);
@@ -47,6 +53,14 @@ export function publishRelease(
     const checkStarted = performance.now();
     checkReleaseFile(temp, id);
     log(`  check: ${((performance.now() - checkStarted) / 1000).toFixed(1)} s`);
+    const limits = { routed: settings.RELEASE_MAX_ROUTED_DROP, answers: settings.RELEASE_MAX_ANSWER_DROP };
+    const gate = gateRelease(id, temp, currentReleaseFile(releasesDir), limits, log);
+    if (gate.line) log(gate.line);
+    if (gate.drops.length > 0 && !options.force) {
+      fs.rmSync(temp, { force: true });
+      throw new ReleaseRefusedError(gate.message, gate.drops);
+    }
+    if (gate.drops.length > 0) log(`  publishing all the same (--force): ${gate.summary}`);
     const publishStarted = performance.now();
     const file = publishFile(releasesDir, temp, id);
     log(`  fsync and publish: ${((performance.now() - publishStarted) / 1000).toFixed(1)} s`);
@@ -60,7 +74,7 @@ export function publishRelease(
         .map(([t, n]) => `${t} ${n}`)
         .join(', ')}`,
     );
-    return { id, file, counts };
+    return { id, file, counts, forced: gate.drops };
   } finally {
     release();
   }

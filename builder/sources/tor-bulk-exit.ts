@@ -4,7 +4,7 @@
  */
 import { forEachLine, isBlankOrComment } from './common/lines.js';
 import { checkAddress, ProviderRangeCollector } from './common/provider-ranges.js';
-import { TOR_EXIT_METADATA, TOR_PROVIDER } from './common/tor.js';
+import { TOR_EXIT_CHURN, TOR_EXIT_METADATA, TOR_PROVIDER } from './common/tor.js';
 import type { ParseResult, ProviderRangeRecord, SourceDefinition } from './types.js';
 
 function parse(text: string, _file: string): ParseResult<ProviderRangeRecord> {
@@ -27,5 +27,6 @@ export const source: SourceDefinition<'provider_ranges'> = {
   description: 'Tor bulk exit list (torbulkexitlist), one /32 per address',
   urls: ['https://check.torproject.org/torbulkexitlist'],
   attribution: { source: 'Tor bulk exit list', by: 'The Tor Project', license: 'no license stated' },
+  churn: TOR_EXIT_CHURN,
   parse,
 };

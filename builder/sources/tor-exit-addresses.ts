@@ -9,7 +9,7 @@
 import { forEachLine, quote } from './common/lines.js';
 import { checkAddress, ProviderRangeCollector } from './common/provider-ranges.js';
 import { utcTimestamp } from './common/timestamps.js';
-import { TOR_EXIT_METADATA, TOR_PROVIDER } from './common/tor.js';
+import { TOR_EXIT_CHURN, TOR_EXIT_METADATA, TOR_PROVIDER } from './common/tor.js';
 import type { ParseResult, ProviderRangeRecord, SourceDefinition } from './types.js';
 
 const BLOCK_KEYWORDS = new Set(['ExitNode', 'Published', 'LastStatus']);
@@ -76,5 +76,6 @@ export const source: SourceDefinition<'provider_ranges'> = {
   description: 'Tor exit addresses observed by TorDNSEL (exit-addresses), one /32 per address',
   urls: ['https://check.torproject.org/exit-addresses'],
   attribution: { source: 'TorDNSEL exit list', by: 'The Tor Project', license: 'no license stated' },
+  churn: TOR_EXIT_CHURN,
   parse,
 };

@@ -110,6 +110,12 @@ export interface SourceDefinition<K extends SourceKind = SourceKind> {
   /** The publisher's real URLs, one per file. */
   urls: string[];
   attribution: Attribution;
+  /**
+   * For a list that turns over by nature (Tor exits): the share of its rows and addresses it may
+   * lose between two snapshots without being refused, when that is more than FEED_MAX_ROW_DROP
+   * resp. FEED_MAX_ADDRESS_DROP allow (drop-gate.ts).
+   */
+  churn?: number;
   /** Parses one file of the feed. `file` is only used in messages. */
   parse(text: string, file: string): ParseResult<RecordOfKind[K]>;
 }

@@ -1,7 +1,7 @@
 /**
  * A feed that fails or looks wrong: retries (503, 429 and Retry-After), errors that keep the
- * previous snapshot (500, 404, refused connections, bodies that do not parse, shrinks over
- * maxShrink, timeouts).
+ * previous snapshot (500, 404, refused connections, bodies that do not parse, drops over the
+ * quality gate's limits, timeouts).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -140,35 +140,71 @@ t.test('a body that does not parse → kept_previous', async (t) => {
     `cf: kept previous snapshot (2026-11-20T10:00:00Z): ${url} had all 2 rows rejected (line 1: expected a CIDR, got "10.0.0.300/8")`,
   );
 
+  // An empty file is weighed by the quality gate when there is a previous snapshot (and can be
+  // accepted); without one it is refused (fetch.test.ts).
   server.route('/ips-v4', serveFile('', '"empty"'));
   const empty = await fetchSource(cidrSource('cf'), options(stateDir, [url]));
-  t.equal(empty.reason, `cf: kept previous snapshot (2026-11-20T10:00:00Z): ${url} has no records`);
+  t.equal(
+    empty.reason,
+    'cf: kept previous snapshot (2026-11-20T10:00:00Z): the new snapshot drops too much: ' +
+      'rows fall from 15 to 0 (-100%, more than the 20% FEED_MAX_ROW_DROP allows); ' +
+      'IPv4 addresses fall from 1,524,736 to 0 (-100%, more than the 1% FEED_MAX_ADDRESS_DROP allows). ' +
+      'If the publisher really shrank the feed, take this snapshot with --accept-drop cf',
+  );
 
   t.strictSame(diskState(stateDir, 'cf'), before);
 });
 
-t.test('shrink over maxShrink → kept_previous; allowed with maxShrink 1', async (t) => {
+t.test('an empty file without a previous snapshot → refused', async (t) => {
+  const server = await startServer(t);
+  const stateDir = tempStateDir(t);
+  server.route('/ips-v4', serveFile('', '"empty"'));
+  const url = server.url('/ips-v4');
+  const result = await fetchSource(cidrSource('cf'), options(stateDir, [url]));
+  t.strictSame(result, {
+    source: 'cf',
+    status: 'kept_previous',
+    reason: `cf: no previous snapshot to keep: ${url} has no records`,
+    snapshot: null,
+  });
+});
+
+t.test('a snapshot that drops too much → kept_previous; taken with acceptDrop', async (t) => {
   const server = await startServer(t);
   const stateDir = tempStateDir(t);
   const url = await seed(server, stateDir, 'cf');
   const before = diskState(stateDir, 'cf');
   const seven = FIXTURE_LINES.slice(0, 7).join('\n');
   server.route('/ips-v4', serveFile(seven, '"seven"'));
+  const drops = [
+    { measure: 'rows', before: 15, after: 7, share: 8 / 15, limit: 0.2 },
+    {
+      measure: 'ipv4',
+      before: 1_524_736,
+      after: 44_032,
+      share: (1_524_736 - 44_032) / 1_524_736,
+      limit: 0.01,
+    },
+  ];
 
   const refused = await fetchSource(cidrSource('cf'), options(stateDir, [url], { now: () => T1 }));
   t.strictSame(refused, {
     source: 'cf',
     status: 'kept_previous',
     reason:
-      'cf: kept previous snapshot (2026-11-20T10:00:00Z): the new snapshot has 7 records, 53% fewer than the previous 15 ' +
-      '(more than the allowed 50%); raise maxShrink to accept it',
+      'cf: kept previous snapshot (2026-11-20T10:00:00Z): the new snapshot drops too much: ' +
+      'rows fall from 15 to 7 (-53.3%, more than the 20% FEED_MAX_ROW_DROP allows); ' +
+      'IPv4 addresses fall from 1,524,736 to 44,032 (-97.1%, more than the 1% FEED_MAX_ADDRESS_DROP allows). ' +
+      'If the publisher really shrank the feed, take this snapshot with --accept-drop cf',
     snapshot: firstManifest('cf', url),
+    drop: { drops, accepted: false },
   });
   t.strictSame(diskState(stateDir, 'cf'), before);
 
+  const logs: string[] = [];
   const accepted = await fetchSource(
     cidrSource('cf'),
-    options(stateDir, [url], { now: () => T1, maxShrink: 1 }),
+    options(stateDir, [url], { now: () => T1, acceptDrop: true, log: (l) => logs.push(l) }),
   );
   const sha = sha256Hex(Buffer.from(seven));
   t.strictSame(accepted, {
@@ -181,6 +217,7 @@ t.test('shrink over maxShrink → kept_previous; allowed with maxShrink 1', asyn
       checkedAt: '2026-11-21T11:30:00Z',
       records: 7,
       rejected: 0,
+      coverage: { ipv4: 44_032, ipv6: '0' },
       files: [
         {
           url,
@@ -197,7 +234,16 @@ t.test('shrink over maxShrink → kept_previous; allowed with maxShrink 1', asyn
     },
     records: 7,
     rejected: 0,
+    drop: { drops, accepted: true },
   });
+  t.ok(
+    logs.includes(
+      'cf: taking the new snapshot all the same (--accept-drop): rows fall from 15 to 7 ' +
+        '(-53.3%, more than the 20% FEED_MAX_ROW_DROP allows); IPv4 addresses fall from 1,524,736 ' +
+        'to 44,032 (-97.1%, more than the 1% FEED_MAX_ADDRESS_DROP allows)',
+    ),
+    logs.join('\n'),
+  );
   t.strictSame(
     Object.keys(diskState(stateDir, 'cf')),
     [`${sha.slice(0, 16)}-ips-v4`, 'current.json'],
@@ -205,14 +251,19 @@ t.test('shrink over maxShrink → kept_previous; allowed with maxShrink 1', asyn
   );
 });
 
-t.test('a shrink to exactly half is allowed by default', async (t) => {
+t.test('a drop of exactly the limit is taken; one row more is refused', async (t) => {
   const server = await startServer(t);
   const stateDir = tempStateDir(t);
   const url = await seed(server, stateDir, 'cf');
-  server.route('/ips-v4', serveFile(FIXTURE_LINES.slice(0, 8).join('\n'), '"eight"'));
-  const result = await fetchSource(cidrSource('cf'), options(stateDir, [url]));
-  t.equal(result.status, 'updated', '8 of 15 is not below 7.5');
-  t.equal(result.records, 8);
+  const maxDrop = { rows: 0.2, addresses: 1 };
+  server.route('/ips-v4', serveFile(FIXTURE_LINES.slice(0, 11).join('\n'), '"eleven"'));
+  const eleven = await fetchSource(cidrSource('cf'), options(stateDir, [url], { maxDrop }));
+  t.equal(eleven.status, 'kept_previous', '4 of 15 rows (26.7%) is more than 20%');
+  server.route('/ips-v4', serveFile(FIXTURE_LINES.slice(0, 12).join('\n'), '"twelve"'));
+  const twelve = await fetchSource(cidrSource('cf'), options(stateDir, [url], { maxDrop }));
+  t.equal(twelve.status, 'updated', '3 of 15 rows is 20%, not more');
+  t.equal(twelve.records, 12);
+  t.notOk('drop' in twelve);
 });
 
 t.test('a server that never answers → kept_previous within the timeout', async (t) => {

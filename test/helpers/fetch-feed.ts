@@ -20,6 +20,8 @@ export const FIXTURE = fs.readFileSync(
 );
 export const FIXTURE_SHA256 = 'f02c6d83bc01ab0ae8577160e036d700c7455359bce054df884e5d7d9e4e9e7b';
 export const FIXTURE_LINES = FIXTURE.toString('utf8').split('\n');
+/** The IPv4 addresses the 15 CIDRs cover (none overlaps another). */
+export const FIXTURE_IPV4_ADDRESSES = 1_524_736;
 export const T0 = new Date('2026-11-20T10:00:00.000Z');
 export const T1 = new Date('2026-11-21T11:30:00.000Z');
 export const ETAG = '"cf-ips-v4-1"';
@@ -139,6 +141,7 @@ export function firstManifest(source: string, url: string) {
     checkedAt: '2026-11-20T10:00:00Z',
     records: 15,
     rejected: 0,
+    coverage: { ipv4: FIXTURE_IPV4_ADDRESSES, ipv6: '0' },
     files: [
       {
         url,
