@@ -8,6 +8,7 @@ import type http from 'node:http';
 import type { Logger } from 'pino';
 import { SETTINGS } from '../shared/config.js';
 import { createEnvelope, type Envelope } from './call/envelope.js';
+import { dnsdbRoutes } from './dnsdb/routes.js';
 import type { AccountsPort } from './call/keys.js';
 import { consoleOrigin } from './http/origin.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -103,6 +104,7 @@ export function buildApp(options: AppOptions): App {
   for (const spec of operationRoutes(envelope)) http.route(spec);
   http.route(healthRoute(options));
   for (const spec of docsRoutes(options.releases)) http.route(spec);
+  for (const spec of dnsdbRoutes(envelope)) http.route(spec);
 
   let mcp: Promise<McpEndpoint> | null = null;
   const endpoint = () =>

@@ -58,7 +58,7 @@ export interface Operation {
   command: string | null;
   /** True: an MCP tool of the same name. */
   tool: boolean;
-  tag: 'IP' | 'Domain' | 'ASN' | 'Service';
+  tag: 'IP' | 'Domain' | 'ASN' | 'Service' | 'DNSDB';
   /** A short title (MCP tool title). */
   title: string;
   /** The question it answers (docs/api.md), the OpenAPI summary. */

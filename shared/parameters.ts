@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 import { DEFAULT_LIMIT, MAX_CURSOR_LENGTH, MAX_LIMIT } from './queries/paging.js';
 import { parseInstant } from './time.js';
+import { DNSDB_MAX_OFFSET, DNSDB_RRTYPES, type DnsdbRrtype } from './queries/dnsdb.js';
 
 interface ParameterBase {
   description: string;
@@ -30,7 +31,7 @@ export interface QueryParameter extends ParameterBase {
   /** The value's JSON schema, with its range (the parameter itself is optional). */
   schema: z.ZodType;
   /** The value when the parameter is absent (undefined: none). */
-  fallback?: boolean | number;
+  fallback?: boolean | number | string;
 }
 
 export type Parameter = PathParameter | QueryParameter;
@@ -59,7 +60,35 @@ export const PATH_PARAMETERS = {
     description: 'An AS number from 1 to 4294967295, as 64500 or AS64500.',
     examples: ['AS13335', '15169'],
   },
+  name: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_domain',
+    description: 'The owner name of the records (DNSDB form: a trailing dot is allowed).',
+    examples: ['example.com'],
+  },
+  rdata_ip: {
+    in: 'path',
+    schema: z.string(),
+    code: 'invalid_ip',
+    description:
+      'An IPv4 or IPv6 address, or a prefix in the DNSDB form ADDRESS,LENGTH (IPv4 /8 to /32, IPv6 /16 to /128).',
+    examples: ['104.16.132.229', '104.16.132.0,24'],
+  },
 } as const satisfies Record<string, PathParameter>;
+
+/** A DNSDB time bound: epoch seconds, or a negative number of seconds before now. */
+function dnsdbTime(what: string) {
+  return {
+    in: 'query',
+    kind: 'integer',
+    schema: z.number().int().min(-DNSDB_TIME_MAX).max(DNSDB_TIME_MAX),
+    description: `DNSDB: only records ${what} this moment (epoch seconds; negative: seconds before now).`,
+  } as const;
+}
+
+/** The largest DNSDB time bound (9999-12-31T23:59:59Z). */
+const DNSDB_TIME_MAX = 253_402_300_799;
 
 /** An ISO 8601 date or timestamp in UTC, as epoch seconds. */
 const instant = z
@@ -122,6 +151,30 @@ export const QUERY_PARAMETERS = {
     description:
       'false (default): intervals overlapping the window from..to; true: intervals wholly inside it (first and last seen within it).',
   },
+  rrtype: {
+    in: 'query',
+    kind: 'string',
+    schema: z.enum(DNSDB_RRTYPES),
+    fallback: 'ANY',
+    description: 'DNSDB: the record type, A, AAAA, CNAME or ANY (default).',
+  },
+  bailiwick: {
+    in: 'query',
+    kind: 'string',
+    schema: z.string().max(255),
+    description: 'DNSDB: accepted and not applied (bailiwicks are not recorded).',
+  },
+  offset: {
+    in: 'query',
+    kind: 'integer',
+    schema: z.number().int().min(0).max(DNSDB_MAX_OFFSET),
+    fallback: 0,
+    description: `DNSDB: records to skip, 0 to ${DNSDB_MAX_OFFSET}.`,
+  },
+  time_first_before: dnsdbTime('first seen at or before'),
+  time_first_after: dnsdbTime('first seen at or after'),
+  time_last_before: dnsdbTime('last seen at or before'),
+  time_last_after: dnsdbTime('last seen at or after'),
 } as const satisfies Record<string, QueryParameter>;
 
 export type PathParameterName = keyof typeof PATH_PARAMETERS;
@@ -135,8 +188,18 @@ export interface CallArguments {
   include_ended?: boolean;
   limit?: number;
   cursor?: string | undefined;
-  /** The time fence (epoch seconds): intervals seen in from..to (docs/api.md#paging). */
+  /** The time fence (epoch seconds): intervals seen in from..to (docs/api.md#time-fence). */
   from?: number;
   to?: number;
   strict?: boolean;
+  /** The DNSDB form (docs/api.md#dnsdb-api). */
+  name?: string;
+  rdata_ip?: string;
+  rrtype?: DnsdbRrtype;
+  bailiwick?: string;
+  offset?: number;
+  time_first_before?: number;
+  time_first_after?: number;
+  time_last_before?: number;
+  time_last_after?: number;
 }

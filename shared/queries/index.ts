@@ -14,4 +14,5 @@ export { lookupAsn, type LookupAsnParams } from './lookup-asn.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, MAX_CURSOR_LENGTH } from './paging.js';
 export { warmLookupIp, ipNetwork, type IpNetwork } from './lookup-ip.js';
 export { requireRelease } from './common.js';
-export { timeFence, type TimeFence } from './time-fence.js';
+export { fenceOf, timeFence, type TimeFence } from './time-fence.js';
+export { rdataIpLookup, rrsetLookup, type DnsdbAnswer, type DnsdbRecord } from './dnsdb.js';

@@ -131,6 +131,9 @@ for (const { name, connect, version } of CLIENTS) {
       'include_ended',
       'limit',
       'cursor',
+      'from',
+      'to',
+      'strict',
     ]);
     t.match(byName.get('domain_history')?.description, /next_cursor/, 'paging is explained');
   });

@@ -1,0 +1,125 @@
+/**
+ * The DNSDB API v2 form (docs/api.md#dnsdb-api, docs/decisions/0030), under /dnsdb/v2, for the
+ * passive-DNS tools analysts already use: rrset lookups by name, rdata lookups by address or prefix,
+ * `ping` and `rate_limit`. The key travels in the `X-API-Key` header (a key in the URL is refused
+ * as everywhere); each lookup runs through the call envelope with the operations of
+ * shared/dnsdb-operations.ts, so keys, limits and metering are the API's. An answer is written in
+ * DNSDB's streaming framing (newline-delimited JSON): `{"cond":"begin"}`, one `{"obj":…}` per
+ * record, then `{"cond":"succeeded"}`, or `{"cond":"limited",…}` when `limit` cut it short.
+ */
+import { DNSDB_OPERATIONS } from '../../shared/dnsdb-operations.js';
+import { operationById, type Operation } from '../../shared/operations.js';
+import type { DnsdbAnswer } from '../../shared/queries/index.js';
+import type { CallResult, Envelope, Recipient } from '../call/envelope.js';
+import type { Exchange } from '../http/exchange.js';
+import { hasKeyInQuery } from '../http/redact.js';
+import type { Params, Query, RouteSpec } from '../http/router.js';
+
+export const DNSDB_PREFIX = '/dnsdb/v2';
+const NDJSON = 'application/x-ndjson';
+
+const rrset = DNSDB_OPERATIONS.find((op) => op.id === 'dnsdb_rrset')!;
+const rdataIp = DNSDB_OPERATIONS.find((op) => op.id === 'dnsdb_rdata_ip')!;
+const ping = operationById('ping')!;
+
+/** The key as DNSDB clients send it. */
+function tokenOf(ex: Exchange): string | null {
+  const header = ex.req.headers['x-api-key'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^[\x21-\x7e]{1,256}$/.test(value) ? value : null;
+}
+
+/** Writes a lookup's result: the records in the streaming framing, or the refusal as the API answers it. */
+function stream(ex: Exchange): Recipient {
+  return {
+    result(result: CallResult) {
+      if (result.answer === null) return ex.result(result);
+      const answer = result.answer.value as DnsdbAnswer;
+      const lines = [JSON.stringify({ cond: 'begin' })];
+      for (const record of answer.records) lines.push(JSON.stringify({ obj: record }));
+      lines.push(
+        JSON.stringify(
+          answer.limited ? { cond: 'limited', msg: 'Result limit reached' } : { cond: 'succeeded' },
+        ),
+      );
+      ex.write(result.status, NDJSON, result.headers, `${lines.join('\n')}\n`);
+    },
+  };
+}
+
+function lookup(envelope: Envelope, op: Operation, ex: Exchange, path: string | undefined, query: Query): void {
+  envelope.call(
+    {
+      op,
+      credential: { token: tokenOf(ex), keyInUrl: hasKeyInQuery(query) },
+      client: ex,
+      args: { from: 'rest', path, query },
+      withValue: true,
+    },
+    stream(ex),
+  );
+}
+
+/** The rrset lookups: `name`, `name/rrtype`, `name/rrtype/bailiwick`. */
+function rrsetHandler(envelope: Envelope) {
+  return (ex: Exchange, params: Params, query: Query) => {
+    const rrtype = params.rrtype?.toUpperCase();
+    lookup(envelope, rrset, ex, params.name, {
+      ...query,
+      ...(rrtype !== undefined && { rrtype }),
+      ...(params.bailiwick !== undefined && { bailiwick: params.bailiwick }),
+    });
+  };
+}
+
+/** `rate_limit`: the key's monthly quota (it counts one request, as /v1/ping does). */
+function rateLimit(envelope: Envelope) {
+  return (ex: Exchange, _params: Params, query: Query) =>
+    envelope.call(
+      {
+        op: ping,
+        credential: { token: tokenOf(ex), keyInUrl: hasKeyInQuery(query) },
+        client: ex,
+        args: { from: 'rest', path: undefined, query },
+      },
+      {
+        result(result) {
+          if (result.answer === null) return ex.result(result);
+          const number = (name: string) => {
+            const value = result.headers[name];
+            return value === undefined ? 'unlimited' : Number(value);
+          };
+          const now = new Date();
+          const reset = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
+          const rate = {
+            reset: result.headers['x-quota-limit'] === undefined ? 'n/a' : reset,
+            limit: number('x-quota-limit'),
+            remaining: number('x-quota-remaining'),
+          };
+          ex.json(200, { rate }, result.headers);
+        },
+      },
+    );
+}
+
+export function dnsdbRoutes(envelope: Envelope): RouteSpec[] {
+  const name = `${DNSDB_PREFIX}/lookup/rrset/name/{name}`;
+  return [
+    {
+      path: `${DNSDB_PREFIX}/ping`,
+      method: 'GET',
+      access: 'public',
+      handler: (ex) => ex.json(200, { ping: 'ok' }),
+    },
+    { path: `${DNSDB_PREFIX}/rate_limit`, method: 'GET', access: 'key', handler: rateLimit(envelope) },
+    { path: name, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
+    { path: `${name}/{rrtype}`, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
+    { path: `${name}/{rrtype}/{bailiwick}`, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
+    {
+      path: `${DNSDB_PREFIX}/lookup/rdata/ip/{ip}`,
+      method: 'GET',
+      access: 'key',
+      handler: (ex, params, query) => lookup(envelope, rdataIp, ex, params.ip, query),
+    },
+  ];
+}
