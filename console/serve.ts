@@ -10,11 +10,16 @@ import type { Envelope } from '../server/call/envelope.js';
 import { PlanBook, freePlan } from '../server/limits/plans.js';
 import type { SharedStore } from '../server/limits/window-limiter.js';
 import { buildConsole } from './app.js';
+import type { ConsoleOptions } from './deps.js';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 import { createMailer, type Mailer } from './mailer.js';
 
 export interface RunningConsole {
   /** The console's origin as links and the Origin check use it. */
   url: string;
+  /** Tells the playground the API's address (for copy-as-curl), once the API listens. */
+  setApiUrl(url: string): void;
   app: FastifyInstance;
   mailer: Mailer;
   close(): Promise<void>;
@@ -39,7 +44,7 @@ export async function startConsole(
     log: (message, fields) => log.warn(fields ?? {}, message),
   });
   const plans = new PlanBook(freePlan(settings), store, 5_000);
-  const options = {
+  const options: ConsoleOptions = {
     store,
     origin: configured.origin,
     mailer,
@@ -50,8 +55,14 @@ export async function startConsole(
     sendStore,
   };
   const app = buildConsole(options);
+  // A console at a loopback address on a loopback host (`make demo`) answers on every loopback name
+  // (localhost, 127.0.0.1, [::1]), as the Origin check accepts them (security.ts).
+  const host =
+    LOOPBACK_HOSTS.has(configured.hostname) && LOOPBACK_HOSTS.has(settings.HOST)
+      ? 'localhost'
+      : settings.HOST;
   try {
-    await app.listen({ port: settings.CONSOLE_PORT, host: settings.HOST });
+    await app.listen({ port: settings.CONSOLE_PORT, host });
   } catch (error) {
     mailer.close();
     throw new Error(
@@ -68,6 +79,9 @@ export async function startConsole(
   }
   return {
     url: options.origin,
+    setApiUrl(url) {
+      options.apiUrl = url;
+    },
     app,
     mailer,
     close: async () => {
