@@ -85,6 +85,7 @@ export function registerKeyRoutes(deps: ConsoleDeps): void {
             `; this project's keys stop at ${formatCount(scope.project.monthlyCap)} a month (its cap)`}
           .
         </p>,
+        full && <ProblemSummary problems={form.problems} />,
         full ? (
           <p>
             <a href={base}>Back to {scope.project.name}</a> to revoke a key.

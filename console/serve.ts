@@ -3,6 +3,7 @@
  * CONSOLE_PORT (HOST), mail through SMTP_URL or to CONSOLE_OUTBOX. A CONSOLE_URL whose port is 0
  * takes the port the console got (tests and local runs on any free port).
  */
+import http from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Settings } from '../shared/config.js';
 import type { AccountsStore } from '../accounts/index.js';
@@ -13,6 +14,35 @@ import { buildConsole } from './app.js';
 import type { ConsoleOptions } from './deps.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/**
+ * A console at a loopback address on a loopback host (`make demo`) answers on every loopback name
+ * (localhost, 127.0.0.1, [::1]), as its Origin check accepts them (security.ts): listening on
+ * 127.0.0.1 it also listens on ::1 at the same port (and the other way round), handing requests to
+ * the same app. Nothing listens beyond the loopback interface. Without IPv6 it is skipped.
+ */
+async function listenOnOtherLoopback(
+  app: FastifyInstance,
+  host: string,
+  consoleHost: string,
+  log: FastifyBaseLogger,
+): Promise<http.Server | null> {
+  if (!LOOPBACK_HOSTS.has(host) || !LOOPBACK_HOSTS.has(consoleHost)) return null;
+  const address = app.server.address();
+  if (typeof address !== 'object' || address === null) return null;
+  const other = address.family === 'IPv6' ? '127.0.0.1' : '::1';
+  const twin = http.createServer((request, response) => app.server.emit('request', request, response));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      twin.once('error', reject);
+      twin.listen(address.port, other, resolve);
+    });
+    return twin;
+  } catch (error) {
+    log.info({ err: error }, `console: not also listening on ${other}`);
+    return null;
+  }
+}
 import { createMailer, type Mailer } from './mailer.js';
 
 export interface RunningConsole {
@@ -77,6 +107,7 @@ export async function startConsole(
     configured.port = String(typeof address === 'object' && address ? address.port : 0);
     options.origin = configured.origin;
   }
+  const twin = await listenOnOtherLoopback(app, settings.HOST, configured.hostname, log);
   return {
     url: options.origin,
     setApiUrl(url) {
@@ -85,6 +116,7 @@ export async function startConsole(
     app,
     mailer,
     close: async () => {
+      twin?.close();
       await app.close();
       mailer.close();
     },

@@ -1,0 +1,177 @@
+/**
+ * Forms in headless Chromium: a form that does not pass is shown again in place, its values kept
+ * and its problem beside its field (a bad name, a bad label, a past expiry, a bad cap, a duplicate
+ * invite), never a "Check the form" page of its own; the 25-key limit shows before the form is
+ * filled (a warning from 23, no form at 25) and, reached between opening the form and sending it,
+ * is said on the form; destructive actions ask first (removing a member, signing out everywhere);
+ * a cap at 90% and more warns in colour and words.
+ */
+import t, { type Test } from 'tap';
+import type { Page } from 'playwright-core';
+import { startStory } from '../helpers/console-story.js';
+
+const OWNER = 'owner@example.test';
+
+t.setTimeout(600_000);
+
+/** The problem shown beside a field, its field marked invalid. */
+async function problemOf(t: Test, page: Page, name: string): Promise<string> {
+  const field = page.locator(`#f-${name}`);
+  t.equal(await field.getAttribute('aria-invalid'), 'true', `${name}: marked invalid`);
+  t.match(await field.getAttribute('aria-describedby'), `e-${name}`, `${name}: described by its problem`);
+  return (await page.textContent(`#e-${name}`))!.trim();
+}
+
+t.test('problems in place, limits before the form, confirmations, warnings', async (t) => {
+  const story = await startStory(t);
+  const { server, page, check } = story;
+  await server.store.inviteUser(OWNER);
+  await story.signIn(OWNER);
+  await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
+
+  // A bad workspace name: the same page, the problem beside the field, the value kept.
+  await page.getByLabel('Name').fill('   ');
+  await page.getByRole('button', { name: 'Create workspace' }).click();
+  await page.locator('#e-name').waitFor();
+  t.equal(await page.textContent('h1'), 'Workspaces', 'the form is shown again in place');
+  t.equal(await problemOf(t, page, 'name'), 'A workspace name has 1 to 100 characters.');
+  t.match(await page.textContent('.notice.error'), 'Check the form: one problem, marked below.');
+  t.notMatch(await page.textContent('main'), /Back to your workspaces/, 'no dead-end page');
+  await page.getByLabel('Name').fill('Acme');
+  await page.getByRole('button', { name: 'Create workspace' }).click();
+  await page.getByRole('heading', { name: 'Acme' }).waitFor();
+  const workspacePath = new URL(page.url()).pathname;
+  const ws = workspacePath.split('/')[2]!;
+  await page.getByLabel('Name').fill('Website');
+  await page.getByRole('button', { name: 'Create project' }).click();
+  await page.getByRole('heading', { name: 'Website' }).waitFor();
+  const projectPath = new URL(page.url()).pathname;
+  const prj = projectPath.split('/')[4]!;
+  // A duplicate project name, in place.
+  await page.goto(server.console + workspacePath);
+  await page.getByLabel('Name').fill('Website');
+  await page.getByRole('button', { name: 'Create project' }).click();
+  await page.locator('#e-name').waitFor();
+  t.equal(await problemOf(t, page, 'name'), 'There is a project named "Website" already.');
+  t.equal(await page.getByLabel('Name').inputValue(), 'Website', 'the value is kept');
+
+  // The key form: a missing label and a past expiry, both beside their fields, values kept.
+  await page.goto(`${server.console}${projectPath}/keys/new`);
+  await page.getByLabel('Expires on (optional)').fill('2020-01-31');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#e-expires').waitFor();
+  t.equal(await page.textContent('h1'), 'Create an API key', 'the key form is shown again in place');
+  t.equal(await problemOf(t, page, 'label'), 'A label has 1 to 100 characters.');
+  t.equal(
+    await problemOf(t, page, 'expires'),
+    'The expiry is a future date like 2027-01-31, or empty for never.',
+  );
+  t.equal(await page.getByLabel('Expires on (optional)').inputValue(), '2020-01-31', 'the expiry is kept');
+  t.match(await page.textContent('.notice.error'), 'Check the form: 2 problems, marked below.');
+  await check('key-new-problems');
+  await page.getByLabel('Label').fill('Playground');
+  await page.getByLabel('Expires on (optional)').fill('');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#e-label').waitFor();
+  t.match(await problemOf(t, page, 'label'), /kept for the playground's key/);
+  t.equal(await page.getByLabel('Label').inputValue(), 'Playground');
+
+  // The 25-key limit, before the form is filled: a warning from 23, no form at 25.
+  for (let i = 0; i < 23; i++) await server.store.createKey({ projectId: prj, label: `bulk ${i}` });
+  await page.goto(server.console + projectPath);
+  t.match(
+    await page.textContent('#key-count'),
+    /23 of 25\s+active keys in this workspace: 2 more can be created\./,
+  );
+  t.equal(await page.locator('#key-count.warn').count(), 1, 'in the warning colour');
+  await page.goto(`${server.console}${projectPath}/keys/new`);
+  t.match(await page.textContent('#key-count'), /23 of 25/, 'the form says so before it is filled');
+  await page.getByLabel('Label').fill('twenty-four');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('heading', { name: 'Your new API key' }).waitFor();
+  // The form is opened at 24; another key (another owner, another tab) is created before it is sent.
+  await page.goto(`${server.console}${projectPath}/keys/new`);
+  await page.getByLabel('Label').fill('one too many');
+  await server.store.createKey({ projectId: prj, label: 'elsewhere' });
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByText('The workspace has 25 active keys, the most allowed: revoke one first.').waitFor();
+  t.equal(await page.textContent('h1'), 'Create an API key', 'the limit is said in place, on the key page');
+  t.match(await page.textContent('#key-count'), /25 of 25/);
+  await page.goto(server.console + projectPath);
+  t.match(await page.textContent('#key-count'), /25 of 25\s+active keys in this workspace: the most allowed/);
+  t.equal(await page.getByRole('link', { name: 'Create a key' }).count(), 0, 'no Create a key at the limit');
+  await page.goto(`${server.console}${projectPath}/keys/new`);
+  t.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0, 'and no key form');
+
+  // A bad cap, in place; then a cap at 90% warns in colour and words.
+  await page.goto(server.console + projectPath);
+  await page.getByLabel("Requests per month for this project's keys").fill('lots');
+  await page.getByRole('button', { name: 'Save cap' }).click();
+  await page.locator('#e-cap').waitFor();
+  t.equal(
+    await problemOf(t, page, 'cap'),
+    'A cap is a whole number of requests, e.g. 5000, or empty for none.',
+  );
+  t.equal(await page.getByLabel("Requests per month for this project's keys").inputValue(), 'lots');
+  await page.getByLabel("Requests per month for this project's keys").fill('10');
+  await page.getByRole('button', { name: 'Save cap' }).click();
+  await page.getByText('The monthly cap is saved.').waitFor();
+  const created = await server.store
+    .createKey({ projectId: prj, label: 'metered', expiresAt: null })
+    .catch((e: Error) => e);
+  t.match(String(created), /key_limit_reached|25 active keys/, 'the store refuses a 26th key too');
+  const keys = await server.store.listKeys({ projectId: prj });
+  await server.store.revokeKey(keys.find((k) => k.label === 'elsewhere')!.id);
+  const metered = await server.store.createKey({ projectId: prj, label: 'metered' });
+  for (let i = 0; i < 9; i++) t.equal((await story.api(metered.key, '/v1/ping')).status, 200);
+  await new Promise((r) => setTimeout(r, 300));
+  await page.goto(server.console + projectPath);
+  t.match(
+    await page.textContent('main'),
+    /Project cap: 9 of 10 requests \(90%\) Nearly used up: 1 requests left this month\./,
+    'a cap at 90% says it is nearly used up',
+  );
+  t.equal(await page.locator('.meter-row.near .meter-bar.warn').count(), 1, 'in the warning colour');
+  await check('project-near-cap', { dark: true });
+
+  // Removing a member asks first; Cancel changes nothing.
+  await server.store.inviteUser('colleague@example.test');
+  await page.goto(`${server.console}/w/${ws}/members`);
+  await page.getByLabel('E-mail address').fill('colleague@example.test');
+  await page.getByRole('button', { name: 'Invite' }).click();
+  await page.getByText('Invitation sent').waitFor();
+  // A duplicate invite: beside the address, the value kept.
+  await page.getByLabel('E-mail address').fill('colleague@example.test');
+  await page.getByRole('button', { name: 'Invite' }).click();
+  await page.locator('#e-email').waitFor();
+  t.equal(
+    await problemOf(t, page, 'email'),
+    'colleague@example.test is already a member: change their role above instead.',
+  );
+  t.equal(await page.getByLabel('E-mail address').inputValue(), 'colleague@example.test');
+  await page.getByRole('link', { name: 'Remove colleague@example.test' }).click();
+  await page.getByRole('heading', { name: 'Remove this member?' }).waitFor();
+  await check('member-remove');
+  await page.getByRole('link', { name: 'Cancel' }).click();
+  await page.getByRole('heading', { name: 'Members' }).waitFor();
+  t.equal((await server.store.listMembers(ws)).length, 2, 'Cancel removes nobody');
+  await page.getByRole('link', { name: 'Remove colleague@example.test' }).click();
+  await page.getByRole('button', { name: 'Remove colleague@example.test' }).click();
+  await page.getByText('Member removed.').waitFor();
+  t.equal((await server.store.listMembers(ws)).length, 1, 'the confirmed removal removes them');
+
+  // Signing out everywhere asks first.
+  await page.goto(`${server.console}/account`);
+  await page.getByRole('link', { name: 'Sign out on every device…' }).click();
+  await page.getByRole('heading', { name: 'Sign out on every device?' }).waitFor();
+  await check('sign-out-everywhere');
+  await page.getByRole('link', { name: 'Cancel' }).click();
+  await page.getByRole('heading', { name: 'Account' }).waitFor();
+  t.pass('Cancel keeps the sessions');
+  await page.getByRole('link', { name: 'Sign out on every device…' }).click();
+  await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  t.pass('the confirmed sign-out ends the sessions');
+
+  t.same(story.cspViolations, [], 'no Content-Security-Policy violation on any page');
+});
