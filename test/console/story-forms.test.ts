@@ -140,6 +140,14 @@ t.test('the 25-key limit shows before the form is filled', async (t) => {
   t.match(await page.textContent('#plan-limits'), /Free\): 60 requests a minute and 10,000 a month/);
   for (let i = 0; i < 23; i++) await server.store.createKey({ projectId: prj, label: `bulk ${i}` });
   await page.goto(server.console + projectPath);
+  // Many keys: a filter (where scripts run) narrows the table.
+  await page.getByLabel('Filter the keys').fill('bulk 1');
+  const shown = await page.locator('#active-keys tbody tr:visible td:first-child').allTextContents();
+  t.same(
+    shown.map((s) => s.trim()).sort(),
+    ['bulk 1', ...Array.from({ length: 10 }, (_, i) => `bulk 1${i}`)],
+    'the filter keeps the keys whose row has the text',
+  );
   t.match(
     await page.textContent('#key-count'),
     /23 of 25\s+active keys in this workspace: 2 more can be created\./,
