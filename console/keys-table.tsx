@@ -1,7 +1,8 @@
 /**
  * The keys of a project as the project page lists them: active keys first (newest first) with who
  * created them, when they were last used and their count this month; revoked and expired keys
- * folded away below, with when they ended. Each cell carries its column's name (data-label), so at
+ * folded away below, with when they ended; where scripts run, more than five active keys get a
+ * filter (console.js). Each cell carries its column's name (data-label), so at
  * phone width the rows become cards without sideways scrolling (console.css).
  */
 import { MAX_ACTIVE_KEYS_PER_WORKSPACE, keyStatus, type KeyRecord } from '../accounts/index.js';
@@ -68,54 +69,62 @@ export function KeysTable({
           {manages ? 'Create one to call the API.' : 'An owner or admin of the workspace can create one.'}
         </p>
       ) : (
-        <table class="cards" id="active-keys">
-          <caption class="muted">Active keys, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Key</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col" class="num">
-                This month
-              </th>
-              {manages && <th scope="col">Action</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {active.map((k) => (
+        <>
+          {active.length > 5 && (
+            <label class="filter" hidden data-filter="active-keys">
+              Filter the keys
+              <input type="search" maxLength={100} />
+            </label>
+          )}
+          <table class="cards" id="active-keys">
+            <caption class="muted">Active keys, newest first</caption>
+            <thead>
               <tr>
-                <td data-label="Label">
-                  <Label k={k} />
-                </td>
-                <td data-label="Key" class="mono">
-                  {k.display}
-                </td>
-                <td data-label="Created">
-                  <span class="date">{formatDate(k.createdAt)}</span>{' '}
-                  <span class="muted by">by {createdBy(k)}</span>
-                </td>
-                <td data-label="Last used">
-                  <span class="date">{formatTime(k.lastUsedAt)}</span>
-                </td>
-                <td data-label="Expires">
-                  <span class="date">{k.expiresAt === null ? 'never' : formatDate(k.expiresAt)}</span>
-                </td>
-                <td data-label="This month" class="num">
-                  {formatCount(usage.get(k.id) ?? 0)}
-                </td>
-                {manages && (
-                  <td data-label="Action">
-                    <a href={`${base}/keys/${k.id}/revoke`} aria-label={`Revoke ${k.label} (${k.display})`}>
-                      Revoke
-                    </a>
-                  </td>
-                )}
+                <th scope="col">Label</th>
+                <th scope="col">Key</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col" class="num">
+                  This month
+                </th>
+                {manages && <th scope="col">Action</th>}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {active.map((k) => (
+                <tr>
+                  <td data-label="Label">
+                    <Label k={k} />
+                  </td>
+                  <td data-label="Key" class="mono">
+                    {k.display}
+                  </td>
+                  <td data-label="Created">
+                    <span class="date">{formatDate(k.createdAt)}</span>{' '}
+                    <span class="muted by">by {createdBy(k)}</span>
+                  </td>
+                  <td data-label="Last used">
+                    <span class="date">{formatTime(k.lastUsedAt)}</span>
+                  </td>
+                  <td data-label="Expires">
+                    <span class="date">{k.expiresAt === null ? 'never' : formatDate(k.expiresAt)}</span>
+                  </td>
+                  <td data-label="This month" class="num">
+                    {formatCount(usage.get(k.id) ?? 0)}
+                  </td>
+                  {manages && (
+                    <td data-label="Action">
+                      <a href={`${base}/keys/${k.id}/revoke`} aria-label={`Revoke ${k.label} (${k.display})`}>
+                        Revoke
+                      </a>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
       {ended.length > 0 && (
         <details class="ended">

@@ -36,3 +36,17 @@ for (const select of document.querySelectorAll('select[data-op-switch]')) {
     for (const result of document.querySelectorAll('[data-run-result]')) result.hidden = true;
   });
 }
+
+// Tables with a filter: data-filter names the table; rows without the text typed are hidden.
+for (const label of document.querySelectorAll('label[data-filter]')) {
+  const table = document.getElementById(label.getAttribute('data-filter'));
+  const input = label.querySelector('input');
+  if (!table || !input) continue;
+  label.hidden = false;
+  input.addEventListener('input', () => {
+    const wanted = input.value.trim().toLowerCase();
+    for (const row of table.tBodies[0].rows) {
+      row.hidden = !row.textContent.toLowerCase().includes(wanted);
+    }
+  });
+}

@@ -9,96 +9,48 @@
 import fs from 'node:fs';
 import t from 'tap';
 import { generate } from 'otplib';
+import type { Test } from 'tap';
 import { linkIn } from '../helpers/console.js';
-import { startStory } from '../helpers/console-story.js';
+import { startStory, type Story } from '../helpers/console-story.js';
+import { recoveryHash } from '../../console/second-factor.js';
 
 const OWNER = 'owner@example.test';
 
 t.setTimeout(600_000);
 
-t.test('two-factor sign-in, authenticator set-up, recovery codes, links, next, loopback names', async (t) => {
+/** An invited owner of a workspace with one project, in a story of its own. */
+async function ownerStory(t: Test) {
   const story = await startStory(t);
-  const { server, page, context, check } = story;
+  const { server, context } = story;
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.console });
   await server.store.inviteUser(OWNER);
   const user = (await server.store.findUserByEmail(OWNER))!;
   const ws = await server.store.createWorkspace({ name: 'Acme' });
   await server.store.addMember(ws.id, OWNER, 'owner');
   const prj = await server.store.createProject({ workspaceId: ws.id, name: 'Website' });
-  const projectPath = `/w/${ws.id}/p/${prj.id}`;
+  return { story, user, ws, projectPath: `/w/${ws.id}/p/${prj.id}` };
+}
 
-  // ?next= survives the sign-in: the page asked for is where the link leads.
-  await page.goto(server.console + projectPath);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  t.match(page.url(), `/sign-in?next=${encodeURIComponent(projectPath)}`);
-  const firstLink = await story.signIn(OWNER, projectPath);
-  await page.getByRole('heading', { name: 'Website' }).waitFor();
-  t.equal(new URL(page.url()).pathname, projectPath, 'after sign-in: the page asked for (?next= kept)');
-
-  // A used link says so at once, without a Sign in button.
-  await page.goto(firstLink);
-  await page.getByRole('heading', { name: 'This link no longer works' }).waitFor();
-  t.equal(
-    await page.getByRole('button', { name: 'Sign in' }).count(),
-    0,
-    'a used link shows no Sign in button',
+/** Turns two-factor sign-in on in the store (as the set-up does): the secret and ten recovery codes. */
+async function enrol(story: Story, userId: string, secret: string, codes: string[]) {
+  await story.server.store.setTotp(userId, secret, new Date());
+  await story.server.store.replaceRecoveryCodes(
+    userId,
+    codes.map((c) => recoveryHash(userId, c)),
   );
-  await page.goto(`${server.console}/sign-in/link?token=${'x'.repeat(43)}`);
-  await page.getByRole('heading', { name: 'This link no longer works' }).waitFor();
-  t.equal(await page.getByRole('button', { name: 'Sign in' }).count(), 0, 'nor does an unknown one');
+}
 
-  // Authenticator set-up: a wrong code keeps the set-up (the same secret) and asks again in place.
-  await page.goto(`${server.console}/account`);
-  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
-  const secret = (await page.textContent('#totp-secret'))!.trim();
-  await page.getByLabel('Code from the app').fill('000000');
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
-  t.equal(
-    (await page.textContent('#totp-secret'))!.trim(),
-    secret,
-    'a wrong code keeps the set-up and its secret',
-  );
-  t.match(await page.textContent('#e-code'), /That code is not right/, 'the problem is beside the field');
-  t.equal(await page.getByLabel('Code from the app').getAttribute('aria-invalid'), 'true');
-  await page.goto(`${server.console}/account`);
-  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
-  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
-  t.equal(
-    (await page.textContent('#totp-secret'))!.trim(),
-    secret,
-    'starting again keeps the secret the app has',
-  );
-  await page.getByLabel('Code from the app').fill(await generate({ secret }));
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByRole('heading', { name: 'Two-factor sign-in is on' }).waitFor();
+t.test('two-factor sign-in asks for the authenticator code after the link', async (t) => {
+  const { story, user, ws, projectPath } = await ownerStory(t);
+  const { server, page, check } = story;
+  const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+  const codes = Array.from({ length: 10 }, (_, i) => `abcde-fgh${String(i).padStart(2, '2')}`);
+  await enrol(story, user.id, secret, codes);
 
-  // Recovery codes: copy, download, shown once.
-  const codes = (await page.locator('#recovery-codes li').allTextContents()).map((c) => c.trim());
-  t.equal(codes.length, 10, 'ten recovery codes');
-  await page.getByRole('button', { name: 'Copy the codes' }).click();
-  await page.getByRole('button', { name: 'Copied' }).waitFor();
-  t.equal(await page.evaluate(() => navigator.clipboard.readText()), codes.join('\n'), 'copied, one a line');
-  const [download] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('link', { name: 'Download as a text file' }).click(),
-  ]);
-  t.equal(download.suggestedFilename(), 'ipscope-recovery-codes.txt');
-  const file = fs.readFileSync((await download.path())!, 'utf8');
-  t.same(file.trim().split('\n').slice(-10), codes, 'the download holds the ten codes');
-  await check('totp-recovery-codes', { dark: true });
-  await page.reload();
-  await page.getByRole('heading', { name: 'Recovery codes are shown once' }).waitFor();
-  t.notOk((await page.content()).includes(codes[0]!), 'a reload does not show them again');
-
-  // Two-factor sign-in: after the link, the authenticator code; until then no page opens.
-  await page.getByRole('button', { name: /Sign out/ }).click();
-  await page.getByRole('heading', { name: 'Signed out' }).waitFor();
   await page.goto(server.console + projectPath);
   await story.signIn(OWNER, projectPath);
-  await page.getByRole('heading', { name: 'Enter your authenticator code' }).waitFor();
   t.match(page.url(), /\/sign-in\/code\?next=/, 'the link asks for the authenticator code');
+  await page.getByRole('heading', { name: 'Enter your authenticator code' }).waitFor();
   await check('sign-in-code');
   await page.goto(`${server.console}/account`);
   await page.getByRole('heading', { name: 'Enter your authenticator code' }).waitFor();
@@ -126,8 +78,7 @@ t.test('two-factor sign-in, authenticator set-up, recovery codes, links, next, l
     /That code is not right.*4 tries left/,
     'a wrong code, in place',
   );
-  const step = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
-  await page.getByLabel('Authenticator code').fill(step);
+  await page.getByLabel('Authenticator code').fill(await generate({ secret }));
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Account' }).waitFor();
   t.pass('the authenticator code completes the sign-in, to the page asked for');
@@ -145,8 +96,83 @@ t.test('two-factor sign-in, authenticator set-up, recovery codes, links, next, l
   await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
   t.pass('a recovery code signs in');
   t.equal(await server.store.countRecoveryCodes(user.id), 9, 'and is used up');
+  t.same(story.cspViolations, [], 'no Content-Security-Policy violation on any page');
+});
 
-  // Every loopback name of a loopback CONSOLE_URL: sign in and send forms there (no 403).
+t.test('the authenticator set-up survives a wrong code; recovery codes: copy, download, once', async (t) => {
+  const { story } = await ownerStory(t);
+  const { server, page, check } = story;
+  await story.signIn(OWNER);
+  await page.goto(`${server.console}/account`);
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
+  const secret = (await page.textContent('#totp-secret'))!.trim();
+  await page.getByLabel('Code from the app').fill('000000');
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
+  t.equal(
+    (await page.textContent('#totp-secret'))!.trim(),
+    secret,
+    'a wrong code keeps the set-up and its secret',
+  );
+  t.match(await page.textContent('#e-code'), /That code is not right/, 'the problem is beside the field');
+  t.equal(await page.getByLabel('Code from the app').getAttribute('aria-invalid'), 'true');
+  await page.goto(`${server.console}/account`);
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
+  t.equal(
+    (await page.textContent('#totp-secret'))!.trim(),
+    secret,
+    'starting again keeps the secret the app has',
+  );
+  await page.getByLabel('Code from the app').fill(await generate({ secret }));
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByRole('heading', { name: 'Two-factor sign-in is on' }).waitFor();
+
+  const codes = (await page.locator('#recovery-codes li').allTextContents()).map((c) => c.trim());
+  t.equal(codes.length, 10, 'ten recovery codes');
+  await page.getByRole('button', { name: 'Copy the codes' }).click();
+  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), codes.join('\n'), 'copied, one a line');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download as a text file' }).click(),
+  ]);
+  t.equal(download.suggestedFilename(), 'ipscope-recovery-codes.txt');
+  const file = fs.readFileSync((await download.path())!, 'utf8');
+  t.same(file.trim().split('\n').slice(-10), codes, 'the download holds the ten codes');
+  await check('totp-recovery-codes', { dark: true });
+  await page.reload();
+  await page.getByRole('heading', { name: 'Recovery codes are shown once' }).waitFor();
+  t.notOk((await page.content()).includes(codes[0]!), 'a reload does not show them again');
+  t.same(story.cspViolations, [], 'no Content-Security-Policy violation on any page');
+});
+
+t.test('links that no longer work say so at once; ?next= survives the sign-in', async (t) => {
+  const { story, projectPath } = await ownerStory(t);
+  const { server, page } = story;
+  await page.goto(server.console + projectPath);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  t.match(page.url(), `/sign-in?next=${encodeURIComponent(projectPath)}`);
+  const firstLink = await story.signIn(OWNER, projectPath);
+  await page.getByRole('heading', { name: 'Website' }).waitFor();
+  t.equal(new URL(page.url()).pathname, projectPath, 'after sign-in: the page asked for (?next= kept)');
+
+  await page.goto(firstLink);
+  await page.getByRole('heading', { name: 'This link no longer works' }).waitFor();
+  t.equal(
+    await page.getByRole('button', { name: 'Sign in' }).count(),
+    0,
+    'a used link shows no Sign in button',
+  );
+  await page.goto(`${server.console}/sign-in/link?token=${'x'.repeat(43)}`);
+  await page.getByRole('heading', { name: 'This link no longer works' }).waitFor();
+  t.equal(await page.getByRole('button', { name: 'Sign in' }).count(), 0, 'nor does an unknown one');
+});
+
+t.test('a loopback CONSOLE_URL answers its forms on every loopback name', async (t) => {
+  const { story } = await ownerStory(t);
+  const { server, page } = story;
   const port = new URL(server.console).port;
   for (const host of ['127.0.0.1', '[::1]']) {
     const origin = `http://${host}:${port}`;
@@ -158,14 +184,11 @@ t.test('two-factor sign-in, authenticator set-up, recovery codes, links, next, l
     const link = linkIn(await server.sink.next(OWNER, before));
     await page.goto(link.replace(server.console, origin));
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByLabel('Authenticator code').fill(codes.pop()!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
     await page.getByLabel('Name').fill(`On ${host}`);
     await page.getByRole('button', { name: 'Create workspace' }).click();
     await page.getByRole('heading', { name: `On ${host}` }).waitFor();
     t.pass(`the console at ${origin} accepts its own forms`);
   }
-
   t.same(story.cspViolations, [], 'no Content-Security-Policy violation on any page');
 });

@@ -1,7 +1,7 @@
 /**
  * The console's main story in headless Chromium against the real server and a real SMTP server:
- * invite, sign in by the e-mailed link, create a workspace, project and key (post/redirect/get:
- * the key is shown once, a reload and Back do not create or show it again), call the API with the
+ * invite, sign in by the e-mailed link, create a workspace, project and key (shown once with a
+ * copy button; story-forms.test.ts reloads it and goes Back), call the API with the
  * key (200), revoke it after a confirmation (401), step up by e-mailed code (not in the subject)
  * and by TOTP, set a project cap (402 past it, a warning at 100%), see usage, the chart and the
  * keys table (active first, revoked folded away with their dates, who created each key), invite a
@@ -60,34 +60,18 @@ t.test('invite, sign in, workspace, project, keys, step-up, cap, usage, members'
   );
   t.equal(await page.locator('svg.chart').count(), 0, 'and draws no axis of 0 to 1');
 
-  // A key: the form shows the limits before it is filled; the key is shown once.
+  // A key, shown once (after a redirect: story-forms.test.ts reloads it) with a copy button.
   await page.getByRole('link', { name: 'Create a key' }).click();
   await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
-  t.match(await page.textContent('#key-count'), /0 of 25\s+active keys in this workspace/);
-  t.match(await page.textContent('#plan-limits'), /Free\): 60 requests a minute and 10,000 a month/);
   await check('key-new');
-  const newKeyUrl = page.url();
   await page.getByLabel('Label').fill('CI');
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('heading', { name: 'Your new API key' }).waitFor();
   const key = (await page.textContent('#new-key'))!.trim();
   t.match(key, /^sk_[0-9A-Za-z]{32}$/);
-  t.match(page.url(), /\/keys\/key_[0-9a-z]{16}\/created$/, 'the key is shown after a redirect (PRG)');
   t.ok(await page.getByRole('button', { name: 'Copy' }).isVisible(), 'copy button');
   await check('key-created');
   t.equal((await story.api(key, '/v1/ip/104.16.132.229')).status, 200, 'the new key works');
-  const workspaceId = (await server.store.listWorkspaces())[0]!.id;
-  const keyCount = async () => (await server.store.listKeys({ workspaceId })).length;
-  t.equal(await keyCount(), 1);
-  await page.reload();
-  await page.getByRole('heading', { name: 'This key was shown once' }).waitFor();
-  t.equal(await keyCount(), 1, 'a reload creates no second key');
-  t.notOk((await page.content()).includes(key), 'and does not show the key again');
-  await page.goBack();
-  await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
-  t.equal(page.url(), newKeyUrl, 'Back leads to the form, not to a cache-miss page');
-  t.equal(await keyCount(), 1, 'and creates nothing');
-
   // The project page lists it by its first and last characters only, with who created it.
   await page.goto(projectUrl);
   const listed = await page.textContent('main');
