@@ -187,6 +187,12 @@ export function registerSignInRoutes(deps: ConsoleDeps): void {
           <button type="submit">Sign in</button>
         </div>
       </form>,
+      <form method="post" action="/sign-out">
+        <Csrf ctx={ctx} />
+        <button class="link" type="submit">
+          Cancel this sign-in
+        </button>
+      </form>,
     ]);
   }
 

@@ -96,6 +96,16 @@ t.test('two-factor sign-in asks for the authenticator code after the link', asyn
   await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
   t.pass('a recovery code signs in');
   t.equal(await server.store.countRecoveryCodes(user.id), 9, 'and is used up');
+
+  // A sign-in waiting for its code can be cancelled: the waiting session ends.
+  await page.getByRole('button', { name: /Sign out/ }).click();
+  await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+  await story.signIn(OWNER);
+  await page.getByRole('button', { name: 'Cancel this sign-in' }).click();
+  await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+  await page.goto(`${server.console}/sign-in/code`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  t.pass('a cancelled sign-in no longer waits for a code');
   t.same(story.cspViolations, [], 'no Content-Security-Policy violation on any page');
 });
 
