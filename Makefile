@@ -1,7 +1,21 @@
 # The two commands a newcomer runs: `make demo` and `make test`. Both install what they need.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-NODE_MODULES := node_modules/.package-lock.json
+
+# Every recipe runs with a supported Node first on PATH: scripts/node.sh prints nothing when the
+# system's node will do, else the folder of the LTS it unpacked from the npm registry into .tools/
+# (once); npm ci then builds better-sqlite3 against that Node's headers (npm_config_nodedir).
+NODE_HOME := $(shell scripts/node.sh)
+ifneq ($(.SHELLSTATUS),0)
+$(error scripts/node.sh could not provide a supported Node (see above))
+endif
+ifneq ($(NODE_HOME),)
+export PATH := $(NODE_HOME)/bin:$(PATH)
+export npm_config_nodedir := $(NODE_HOME)
+endif
+# node_modules is stamped with the ABI of the Node that installed it: another Node reinstalls it.
+NODE_ABI := $(shell PATH="$(PATH)" node -p process.versions.modules)
+NODE_MODULES := node_modules/.node-abi-$(NODE_ABI)
 PORT ?= 8080
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
@@ -14,6 +28,7 @@ BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 .PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean
 
 $(NODE_MODULES): package.json package-lock.json
+	@echo "npm ci with node $$(node --version) (modules ABI $(NODE_ABI))"
 	npm ci --no-audit --no-fund
 	@touch $(NODE_MODULES)
 
