@@ -22,7 +22,7 @@ BENCH_DIR ?= var/bench
 
 # Debian packages the tests start for real (command:package).
 # initdb: Debian keeps PostgreSQL's binaries under /usr/lib/postgresql/*/bin (scripts/system-deps.sh looks there).
-TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin
+TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin dnsdbq:dnsdbq
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
 .PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean

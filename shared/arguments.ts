@@ -22,8 +22,9 @@ export function argumentSchema(op: Operation): z.ZodObject {
   return z.object(shape);
 }
 
-/** Query-string integers: digits only (no sign, exponent, blank or fraction). */
+/** Query-string integers: digits only (no sign, exponent, blank or fraction); seconds may be negative. */
 const DIGITS = /^[0-9]{1,10}$/;
+const SECONDS = /^-?[0-9]{1,12}$/;
 
 /**
  * The REST query-string schema of an operation: each query parameter's text parsed into its JSON
@@ -31,13 +32,14 @@ const DIGITS = /^[0-9]{1,10}$/;
  */
 export function queryStringSchema(op: Operation): z.ZodObject {
   const shape: Record<string, z.ZodType> = {};
-  for (const name of op.query) {
+  for (const name of [...op.query, ...(op.pathTail ?? [])]) {
     const p: QueryParameter = QUERY_PARAMETERS[name];
     let field: z.ZodType;
     if (p.kind === 'boolean') field = z.stringbool({ truthy: ['true'], falsy: ['false'] });
-    else if (p.kind === 'integer')
-      field = z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? Number(v) : v), p.schema);
-    else field = p.schema;
+    else if (p.kind === 'integer' || p.kind === 'seconds') {
+      const form = p.kind === 'integer' ? DIGITS : SECONDS;
+      field = z.preprocess((v) => (typeof v === 'string' && form.test(v) ? Number(v) : v), p.schema);
+    } else field = p.schema;
     field = p.fallback === undefined ? field.optional() : field.default(p.fallback as never);
     shape[name] = field.meta({ description: p.description });
   }

@@ -24,6 +24,18 @@ export function dnsdbFence(args: CallArguments, now = nowEpoch()): TimeFence | n
   });
 }
 
+export const DNSDB_PREFIX = '/dnsdb/v2';
+/** The routes of the form that are not lookups: liveness, and the key's quota (counted as /v1/ping). */
+export const DNSDB_PING_PATH = `${DNSDB_PREFIX}/ping`;
+export const DNSDB_RATE_LIMIT_PATH = `${DNSDB_PREFIX}/rate_limit`;
+
+/** The paths of an operation: its path, then one more for each segment of its tail. */
+export function pathForms(op: Operation): string[] {
+  const forms = [op.path];
+  for (const name of op.pathTail ?? []) forms.push(`${forms.at(-1)!}/{${name}}`);
+  return forms;
+}
+
 const TIME_BOUNDS = ['time_first_before', 'time_first_after', 'time_last_before', 'time_last_after'] as const;
 
 const FIELDS =
@@ -32,9 +44,10 @@ const FIELDS =
 export const DNSDB_OPERATIONS: readonly Operation[] = [
   {
     id: 'dnsdb_rrset',
-    path: '/dnsdb/v2/lookup/rrset/name/{name}',
+    path: `${DNSDB_PREFIX}/lookup/rrset/name/{name}`,
     pathParameter: 'name',
-    query: ['rrtype', 'bailiwick', 'limit', 'offset', ...TIME_BOUNDS],
+    query: ['limit', 'offset', ...TIME_BOUNDS],
+    pathTail: ['rrtype', 'bailiwick'],
     command: null,
     tool: false,
     tag: 'DNSDB',
@@ -56,7 +69,7 @@ export const DNSDB_OPERATIONS: readonly Operation[] = [
   },
   {
     id: 'dnsdb_rdata_ip',
-    path: '/dnsdb/v2/lookup/rdata/ip/{rdata_ip}',
+    path: `${DNSDB_PREFIX}/lookup/rdata/ip/{rdata_ip}`,
     pathParameter: 'rdata_ip',
     query: ['limit', 'offset', ...TIME_BOUNDS],
     command: null,
@@ -64,7 +77,8 @@ export const DNSDB_OPERATIONS: readonly Operation[] = [
     tag: 'DNSDB',
     title: 'DNSDB rdata lookup by address or prefix',
     summary: 'Which names were seen on this address or prefix, as passive-DNS records?',
-    description: 'The answer intervals on an address or prefix as DNSDB rdata records, time-fenced and paged by offset.',
+    description:
+      'The answer intervals on an address or prefix as DNSDB rdata records, time-fenced and paged by offset.',
     fields: FIELDS,
     response: 'DnsdbStream',
     errors: [401, 402, 422, 429, 503],

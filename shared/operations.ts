@@ -54,6 +54,11 @@ export interface Operation {
   pathParameter?: PathParameterName;
   /** Query parameters, in the order they are documented. */
   query: readonly QueryParameterName[];
+  /**
+   * Arguments that may follow the path as segments, each only after the one before (DNSDB's
+   * `…/name/{name}/{rrtype}/{bailiwick}`); parsed as the query parameters of the same name.
+   */
+  pathTail?: readonly QueryParameterName[];
   /** The `builder query` subcommand; null: not offered offline. */
   command: string | null;
   /** True: an MCP tool of the same name. */

@@ -27,7 +27,7 @@ export interface PathParameter extends ParameterBase {
 export interface QueryParameter extends ParameterBase {
   in: 'query';
   /** `time`: an ISO 8601 date or timestamp in UTC, parsed to epoch seconds (shared/time.ts parseInstant). */
-  kind: 'boolean' | 'integer' | 'string' | 'time';
+  kind: 'boolean' | 'integer' | 'seconds' | 'string' | 'time';
   /** The value's JSON schema, with its range (the parameter itself is optional). */
   schema: z.ZodType;
   /** The value when the parameter is absent (undefined: none). */
@@ -81,7 +81,7 @@ export const PATH_PARAMETERS = {
 function dnsdbTime(what: string) {
   return {
     in: 'query',
-    kind: 'integer',
+    kind: 'seconds',
     schema: z.number().int().min(-DNSDB_TIME_MAX).max(DNSDB_TIME_MAX),
     description: `DNSDB: only records ${what} this moment (epoch seconds; negative: seconds before now).`,
   } as const;

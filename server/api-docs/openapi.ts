@@ -9,64 +9,12 @@
  */
 import { z } from 'zod';
 import { apiRegistry } from '../../shared/api-schemas.js';
-import { OPERATIONS, type Operation } from '../../shared/operations.js';
-import { PATH_PARAMETERS, QUERY_PARAMETERS } from '../../shared/parameters.js';
+import { OPERATIONS } from '../../shared/operations.js';
 import { MCP_PATH } from '../mcp/path.js';
+import { DNSDB_SCHEME, DNSDB_SPECS } from './openapi-dnsdb.js';
+import { parametersOf, strip, type JsonSchema, type OperationSpec } from './operation-spec.js';
 
 export const API_VERSION = '1.0.0';
-
-type JsonSchema = Record<string, unknown>;
-
-interface OperationSpec {
-  method: 'get' | 'post';
-  path: string;
-  operationId: string;
-  summary: string;
-  description: string;
-  tag: string;
-  parameters: JsonSchema[];
-  /** A component schema id, or the media types of a 200 written out (documents, MCP). */
-  response: string | Record<string, unknown>;
-  /** The browser-origin check runs (403 for foreign web pages): /v1 and /mcp. */
-  origin: boolean;
-  requestBody?: Record<string, unknown>;
-  /** Statuses answered with bodies of their own (MCP's JSON-RPC errors, 202). */
-  extraResponses?: Record<string, unknown>;
-  /** Error statuses of this operation (docs/api.md#operations; 500 is added to every one). */
-  errors: readonly number[];
-  secured: boolean;
-  /** 422 may also be the `detail` list of a query parameter out of range. */
-  validatesQuery?: boolean;
-  successStatuses?: number[];
-}
-
-/** The parameters of an operation, as OpenAPI parameter objects. */
-function parametersOf(op: Operation): JsonSchema[] {
-  const out: JsonSchema[] = [];
-  if (op.pathParameter !== undefined) {
-    const p = PATH_PARAMETERS[op.pathParameter];
-    out.push({
-      name: op.pathParameter,
-      in: 'path',
-      required: true,
-      description: p.description,
-      example: p.examples[0],
-      schema: { type: 'string' },
-    });
-  }
-  for (const name of op.query) {
-    const p = QUERY_PARAMETERS[name];
-    const schema = strip(z.toJSONSchema(p.schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema);
-    out.push({
-      name,
-      in: 'query',
-      required: false,
-      description: p.description,
-      schema: 'fallback' in p ? { ...schema, default: p.fallback } : schema,
-    });
-  }
-  return out;
-}
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -123,6 +71,7 @@ const OPERATION_SPECS: OperationSpec[] = [
     origin: false,
     successStatuses: [200, 503],
   },
+  ...DNSDB_SPECS,
   {
     method: 'get',
     path: '/v1/openapi.json',
@@ -201,11 +150,6 @@ const STATUS_TEXT: Record<number, string> = {
   500: '`internal_error`: retry once.',
   503: '`release_unavailable` (no lookup data loaded: retry later) or `service_unavailable` (wait `Retry-After` seconds).',
 };
-
-function strip(schema: JsonSchema): JsonSchema {
-  const { $schema: _schema, $id: _id, ...rest } = schema;
-  return rest;
-}
 
 function responses(op: OperationSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -346,7 +290,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...(op.requestBody && { requestBody: op.requestBody }),
       responses: responses(op),
       // /mcp: tool listing needs no key, tool calls do.
-      security: op.secured ? [{ bearerAuth: [] }] : op.path === MCP_PATH ? [{}, { bearerAuth: [] }] : [],
+      security: op.secured
+        ? [{ [op.scheme ?? 'bearerAuth']: [] }]
+        : op.path === MCP_PATH
+          ? [{}, { bearerAuth: [] }]
+          : [],
     };
   }
   return {
@@ -366,6 +314,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'ASN', description: 'Lookups by autonomous system.' },
       { name: 'Service', description: 'Health, key check and documents.' },
       { name: 'MCP', description: 'The lookups as MCP tools.' },
+      { name: 'DNSDB', description: 'Passive-DNS lookups in the DNSDB API v2 form, for DNSDB clients.' },
     ],
     security: [{ bearerAuth: [] }],
     paths,
@@ -379,6 +328,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           description:
             'An API key (starts with `sk_`) from the console, as `Authorization: Bearer <API_KEY>`. Never in the URL.',
         },
+        ...DNSDB_SCHEME,
       },
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The DNSDB API v2 form (docs/api.md#dnsdb-api, docs/decisions/0030), under /dnsdb/v2, for the
+ * The DNSDB API v2 form (docs/api.md#dnsdb-api, docs/decisions/0031), under /dnsdb/v2, for the
  * passive-DNS tools analysts already use: rrset lookups by name, rdata lookups by address or prefix,
  * `ping` and `rate_limit`. The key travels in the `X-API-Key` header (a key in the URL is refused
  * as everywhere); each lookup runs through the call envelope with the operations of
@@ -7,7 +7,12 @@
  * DNSDB's streaming framing (newline-delimited JSON): `{"cond":"begin"}`, one `{"obj":…}` per
  * record, then `{"cond":"succeeded"}`, or `{"cond":"limited",…}` when `limit` cut it short.
  */
-import { DNSDB_OPERATIONS } from '../../shared/dnsdb-operations.js';
+import {
+  DNSDB_OPERATIONS,
+  DNSDB_PING_PATH,
+  DNSDB_RATE_LIMIT_PATH,
+  pathForms,
+} from '../../shared/dnsdb-operations.js';
 import { operationById, type Operation } from '../../shared/operations.js';
 import type { DnsdbAnswer } from '../../shared/queries/index.js';
 import type { CallResult, Envelope, Recipient } from '../call/envelope.js';
@@ -15,11 +20,8 @@ import type { Exchange } from '../http/exchange.js';
 import { hasKeyInQuery } from '../http/redact.js';
 import type { Params, Query, RouteSpec } from '../http/router.js';
 
-export const DNSDB_PREFIX = '/dnsdb/v2';
 const NDJSON = 'application/x-ndjson';
 
-const rrset = DNSDB_OPERATIONS.find((op) => op.id === 'dnsdb_rrset')!;
-const rdataIp = DNSDB_OPERATIONS.find((op) => op.id === 'dnsdb_rdata_ip')!;
 const ping = operationById('ping')!;
 
 /** The key as DNSDB clients send it. */
@@ -47,7 +49,13 @@ function stream(ex: Exchange): Recipient {
   };
 }
 
-function lookup(envelope: Envelope, op: Operation, ex: Exchange, path: string | undefined, query: Query): void {
+function lookup(
+  envelope: Envelope,
+  op: Operation,
+  ex: Exchange,
+  path: string | undefined,
+  query: Query,
+): void {
   envelope.call(
     {
       op,
@@ -60,15 +68,15 @@ function lookup(envelope: Envelope, op: Operation, ex: Exchange, path: string | 
   );
 }
 
-/** The rrset lookups: `name`, `name/rrtype`, `name/rrtype/bailiwick`. */
-function rrsetHandler(envelope: Envelope) {
+/** A lookup's handler: the path parameter, and the segments of the tail as arguments. */
+function lookupHandler(envelope: Envelope, op: Operation) {
   return (ex: Exchange, params: Params, query: Query) => {
-    const rrtype = params.rrtype?.toUpperCase();
-    lookup(envelope, rrset, ex, params.name, {
-      ...query,
-      ...(rrtype !== undefined && { rrtype }),
-      ...(params.bailiwick !== undefined && { bailiwick: params.bailiwick }),
-    });
+    const tail: Record<string, string> = {};
+    for (const name of op.pathTail ?? []) {
+      const value = params[name];
+      if (value !== undefined) tail[name] = name === 'rrtype' ? value.toUpperCase() : value;
+    }
+    lookup(envelope, op, ex, params[op.pathParameter!], { ...query, ...tail });
   };
 }
 
@@ -103,23 +111,16 @@ function rateLimit(envelope: Envelope) {
 }
 
 export function dnsdbRoutes(envelope: Envelope): RouteSpec[] {
-  const name = `${DNSDB_PREFIX}/lookup/rrset/name/{name}`;
   return [
-    {
-      path: `${DNSDB_PREFIX}/ping`,
-      method: 'GET',
-      access: 'public',
-      handler: (ex) => ex.json(200, { ping: 'ok' }),
-    },
-    { path: `${DNSDB_PREFIX}/rate_limit`, method: 'GET', access: 'key', handler: rateLimit(envelope) },
-    { path: name, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
-    { path: `${name}/{rrtype}`, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
-    { path: `${name}/{rrtype}/{bailiwick}`, method: 'GET', access: 'key', handler: rrsetHandler(envelope) },
-    {
-      path: `${DNSDB_PREFIX}/lookup/rdata/ip/{ip}`,
-      method: 'GET',
-      access: 'key',
-      handler: (ex, params, query) => lookup(envelope, rdataIp, ex, params.ip, query),
-    },
+    { path: DNSDB_PING_PATH, method: 'GET', access: 'public', handler: (ex) => ex.json(200, { ping: 'ok' }) },
+    { path: DNSDB_RATE_LIMIT_PATH, method: 'GET', access: 'key', handler: rateLimit(envelope) },
+    ...DNSDB_OPERATIONS.flatMap((op) =>
+      pathForms(op).map((path): RouteSpec => ({
+        path,
+        method: 'GET',
+        access: 'key',
+        handler: lookupHandler(envelope, op),
+      })),
+    ),
   ];
 }

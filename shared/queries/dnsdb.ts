@@ -163,7 +163,10 @@ interface Prefix {
 function parsePrefix(addressText: string, lengthText: string): Prefix {
   const parsed = parseIp(addressText);
   if (parsed === null || !/^\d{1,3}$/.test(lengthText)) {
-    throw new ApiError('invalid_ip', `"${addressText},${lengthText}" is not a prefix: send ADDRESS,LENGTH, e.g. 192.0.2.0,24`);
+    throw new ApiError(
+      'invalid_ip',
+      `"${addressText},${lengthText}" is not a prefix: send ADDRESS,LENGTH, e.g. 192.0.2.0,24`,
+    );
   }
   const ip = unmapIpv4(parsed);
   const bits = ip.version === 4 ? 32 : 128;
@@ -188,7 +191,10 @@ function valuesIn(release: Release, prefix: Prefix): string[] {
   const text = formatIp({ version: prefix.ip.version, value: prefix.first });
   const start =
     prefix.ip.version === 4
-      ? `${text.split('.').slice(0, Math.floor(prefix.length / 8)).join('.')}.`
+      ? `${text
+          .split('.')
+          .slice(0, Math.floor(prefix.length / 8))
+          .join('.')}.`
       : `${text.split(':')[0]}:`;
   // The texts from `start` up to the next one after every text starting with it (`.`+1 is `/`, `:`+1 is `;`).
   const stop = start.slice(0, -1) + String.fromCharCode(start.charCodeAt(start.length - 1) + 1);
@@ -199,6 +205,8 @@ function valuesIn(release: Release, prefix: Prefix): string[] {
   // Read whole before the intervals of each are (the connection runs one statement at a time).
   return (rows.all(start, stop) as string[]).filter((value) => {
     const ip = parseIp(value);
-    return ip !== null && ip.version === prefix.ip.version && ip.value >= prefix.first && ip.value <= prefix.last;
+    return (
+      ip !== null && ip.version === prefix.ip.version && ip.value >= prefix.first && ip.value <= prefix.last
+    );
   });
 }

@@ -70,6 +70,34 @@ const EXPECTED: Record<string, { method: string; statuses: string[]; query: stri
     statuses: ['200', '202', '308', '400', '403', '406', '413', '415', '500', '503', 'default'],
     query: [],
   },
+  ...Object.fromEntries(
+    [
+      'rrset/name/{name}',
+      'rrset/name/{name}/{rrtype}',
+      'rrset/name/{name}/{rrtype}/{bailiwick}',
+      'rdata/ip/{rdata_ip}',
+    ].map((tail) => [
+      `/dnsdb/v2/lookup/${tail}`,
+      {
+        method: 'get',
+        statuses: ['200', '308', '401', '402', '403', '422', '429', '500', '503', 'default'],
+        query: [
+          'limit',
+          'offset',
+          'time_first_before',
+          'time_first_after',
+          'time_last_before',
+          'time_last_after',
+        ],
+      },
+    ]),
+  ),
+  '/dnsdb/v2/ping': { method: 'get', statuses: ['200', '308', '401', '500', 'default'], query: [] },
+  '/dnsdb/v2/rate_limit': {
+    method: 'get',
+    statuses: ['200', '308', '401', '402', '403', '429', '500', '503', 'default'],
+    query: [],
+  },
 };
 
 t.test('the document is valid OpenAPI 3.1 and describes every operation', async (t) => {
@@ -95,11 +123,13 @@ t.test('the document is valid OpenAPI 3.1 and describes every operation', async 
       `${path} query parameters`,
     );
     for (const p of op.parameters.filter((p) => p.in === 'path')) t.equal(p.required, true);
-    const security = ['/health', '/llms-full.txt', '/v1/openapi.json'].includes(path)
+    const security = ['/health', '/llms-full.txt', '/v1/openapi.json', '/dnsdb/v2/ping'].includes(path)
       ? []
       : path === '/mcp'
         ? [{}, { bearerAuth: [] }]
-        : [{ bearerAuth: [] }];
+        : path.startsWith('/dnsdb/')
+          ? [{ dnsdbKey: [] }]
+          : [{ bearerAuth: [] }];
     t.same(op.security, security, `${path} security`);
   }
   const limit = doc.paths['/v1/asn/{asn}']!.get!.parameters.find((p) => p.name === 'limit')!;
