@@ -4,7 +4,8 @@ SHELL := /bin/bash
 
 # Every recipe runs with a supported Node first on PATH: scripts/node.sh prints nothing when the
 # system's node will do, else the folder of the LTS it unpacked from the npm registry into .tools/
-# (once); npm ci then builds better-sqlite3 against that Node's headers (npm_config_nodedir).
+# (once); a native addon that npm ci compiles uses that Node's headers (npm_config_nodedir), not
+# the system's (better-sqlite3 13 ships prebuilt Node-API binaries and compiles nothing).
 NODE_HOME := $(shell scripts/node.sh)
 ifneq ($(.SHELLSTATUS),0)
 $(error scripts/node.sh could not provide a supported Node (see above))

@@ -115,8 +115,8 @@ function labelProblem(label: string): string | null {
   if (label.startsWith('-') || label.endsWith('-'))
     return `label ${show(label)} starts or ends with a hyphen`;
   if (label.startsWith('xn--')) {
-    // A valid A-label decodes to a valid U-label that encodes back to itself (`xn--abc-`
-    // decodes to plain ASCII, `xn--zz` to nothing).
+    // A valid A-label decodes to a valid U-label that encodes back to itself (`xn--zz` does
+    // not decode, `xn--bcher-2pa` decodes to "bÜcher", whose "Ü" UTS #46 maps to "ü").
     const unicode = tr46.toUnicode(label, IDNA);
     if (unicode.error || tr46.toASCII(unicode.domain, IDNA) !== label)
       return `label ${show(label)} is not valid punycode`;
