@@ -18,6 +18,16 @@ export default tseslint.config(
   {
     // The console's one browser script.
     files: ['console/assets/*.js'],
-    languageOptions: { globals: { document: 'readonly', Element: 'readonly', navigator: 'readonly' } },
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        Element: 'readonly',
+        navigator: 'readonly',
+        window: 'readonly',
+        URL: 'readonly',
+        URLSearchParams: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
   },
 );

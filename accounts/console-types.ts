@@ -26,6 +26,8 @@ export interface ConsoleSession {
   stepCodeHash: string | null;
   stepCodeExpiresAt: Date | null;
   stepCodeTries: number;
+  /** Set while the sign-in waits for the second factor (two-factor sign-in); null for a full session. */
+  secondFactorPendingSince: Date | null;
 }
 
 export interface Membership {
@@ -56,14 +58,24 @@ export interface ConsoleStore {
   createSignInLink(hash: string, userId: string, now: Date, expiresAt: Date): Promise<void>;
   /** Marks an unused, unexpired link used and returns its user; null for any other link. */
   consumeSignInLink(hash: string, now: Date): Promise<string | null>;
+  /** Whether a link is unused and unexpired, without using it. */
+  signInLinkUsable(hash: string, now: Date): Promise<boolean>;
 
   createSession(
-    session: Omit<ConsoleSession, 'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries'>,
+    session: Omit<
+      ConsoleSession,
+      'stepCodeHash' | 'stepCodeExpiresAt' | 'stepCodeTries' | 'secondFactorPendingSince'
+    > & { secondFactorPendingSince?: Date | null },
   ): Promise<void>;
   getSession(id: string): Promise<ConsoleSession | null>;
   touchSession(id: string, now: Date): Promise<void>;
   /** Gives a session a new id (rotation), with a new authentication time when given. */
   rotateSession(oldId: string, newId: string, authenticatedAt: Date | null): Promise<boolean>;
+  /**
+   * Completes a sign-in that waited for its second factor: a new id, authenticated now, a new
+   * absolute end, no longer pending. False when there is no such pending session.
+   */
+  completeSecondFactor(oldId: string, newId: string, now: Date, expiresAt: Date): Promise<boolean>;
   deleteSession(id: string): Promise<void>;
   deleteUserSessions(userId: string): Promise<void>;
   setStepCode(sessionId: string, hash: string | null, expiresAt: Date | null): Promise<void>;

@@ -49,6 +49,7 @@ const keyInput = z.object({
   projectId: z.string().min(1),
   label: name('label'),
   expiresAt: date('expiry').nullable().default(null),
+  createdBy: z.string().min(1).nullable().default(null),
 });
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

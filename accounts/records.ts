@@ -37,6 +37,8 @@ export interface KeyRecord {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** The e-mail address of the console user who created it; null when made by the admin CLI. */
+  createdBy: string | null;
 }
 
 export interface CreatedKey {
@@ -114,4 +116,6 @@ export interface CreateKeyInput {
   label: string;
   /** Omitted or null: the key never expires. Must lie in the future. */
   expiresAt?: Date | null;
+  /** The console user creating it (user id); omitted for the admin CLI. */
+  createdBy?: string | null;
 }

@@ -39,6 +39,7 @@ export interface KeyRow {
   expires_at: string | Date | null;
   revoked_at: string | Date | null;
   last_used_at: string | Date | null;
+  created_by: string | null;
 }
 
 export const toKey = (r: KeyRow): KeyRecord => ({
@@ -51,6 +52,7 @@ export const toKey = (r: KeyRow): KeyRecord => ({
   expiresAt: toDateOrNull(r.expires_at),
   revokedAt: toDateOrNull(r.revoked_at),
   lastUsedAt: toDateOrNull(r.last_used_at),
+  createdBy: r.created_by,
 });
 
 export const toPlan = (r: Selectable<PlanTable>): Plan => ({

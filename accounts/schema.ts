@@ -49,6 +49,8 @@ export interface ApiKeyTable {
   /** Once set, never cleared. */
   revoked_at: OptionalTime;
   last_used_at: OptionalTime;
+  /** The user who created it in the console (null: the admin CLI, or before migration 4). */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UserTable {
@@ -76,6 +78,11 @@ export interface ConsoleSessionTable {
   step_code_hash: string | null;
   step_code_expires_at: OptionalTime;
   step_code_tries: ColumnType<number, number | undefined, number>;
+  /**
+   * Set while a sign-in by link waits for its authenticator or recovery code (two-factor sign-in):
+   * such a session opens no page but the code's; null once it is a full session.
+   */
+  second_factor_pending_since: OptionalTime;
 }
 
 /** An e-mailed sign-in link: sha256 of its token, single use, short-lived. */
@@ -282,6 +289,14 @@ export const MIGRATIONS: readonly Migration[] = [
         .addPrimaryKeyConstraint('usage_day_pkey', ['key_id', 'day'])
         .$call((table) => (d.keyedTableEnd ? table.modifyEnd(d.keyedTableEnd) : table)),
       schema.createIndex('usage_day_workspace').on('usage_day').columns(['workspace_id', 'day']),
+    ],
+  },
+  {
+    version: 4,
+    name: 'console: second factor at sign-in, who created a key',
+    statements: (schema, d) => [
+      schema.alterTable('console_session').addColumn('second_factor_pending_since', d.time),
+      schema.alterTable('api_key').addColumn('created_by', 'text', (c) => c.references(`${d.users}.id`)),
     ],
   },
 ];

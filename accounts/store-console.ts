@@ -107,6 +107,18 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
       return rows[0]?.user_id ?? null;
     },
 
+    async signInLinkUsable(hash, now) {
+      const row = await core.first(
+        q
+          .selectFrom('sign_in_link')
+          .select('user_id')
+          .where('hash', '=', hash)
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', iso(now)),
+      );
+      return row !== undefined;
+    },
+
     async createSession(s) {
       await core.all(
         q.insertInto('console_session').values({
@@ -116,6 +128,7 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
           authenticated_at: iso(s.authenticatedAt),
           last_seen_at: iso(s.lastSeenAt),
           expires_at: iso(s.expiresAt),
+          second_factor_pending_since: s.secondFactorPendingSince ? iso(s.secondFactorPendingSince) : null,
         }),
       );
     },
@@ -133,6 +146,7 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
         stepCodeHash: r.step_code_hash,
         stepCodeExpiresAt: toDateOrNull(r.step_code_expires_at),
         stepCodeTries: Number(r.step_code_tries),
+        secondFactorPendingSince: toDateOrNull(r.second_factor_pending_since),
       };
       return session;
     },
@@ -161,6 +175,27 @@ export function consoleOperations(core: StoreCore): ConsoleStore {
             step_code_tries: 0,
           })
           .where('id', '=', oldId)
+          .returning('id'),
+      );
+      return rows.length === 1;
+    },
+
+    async completeSecondFactor(oldId, newId, now, expiresAt) {
+      const rows = await core.all(
+        q
+          .updateTable('console_session')
+          .set({
+            id: newId,
+            authenticated_at: iso(now),
+            last_seen_at: iso(now),
+            expires_at: iso(expiresAt),
+            second_factor_pending_since: null,
+            step_code_hash: null,
+            step_code_expires_at: null,
+            step_code_tries: 0,
+          })
+          .where('id', '=', oldId)
+          .where('second_factor_pending_since', 'is not', null)
           .returning('id'),
       );
       return rows.length === 1;

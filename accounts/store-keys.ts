@@ -42,6 +42,7 @@ export function keyOperations(
     q
       .selectFrom('api_key as k')
       .innerJoin('project as p', 'p.id', 'k.project_id')
+      .leftJoin(`${core.dialect.users} as u`, 'u.id', 'k.created_by')
       .select([
         'k.id',
         'k.project_id',
@@ -52,6 +53,7 @@ export function keyOperations(
         'k.expires_at',
         'k.revoked_at',
         'k.last_used_at',
+        'u.email as created_by',
       ])
       .$call(core.oldestFirst('k.'));
 
@@ -89,6 +91,7 @@ export function keyOperations(
         display: displayKey(key),
         created_at: iso(now),
         expires_at: parsed.expiresAt ? iso(parsed.expiresAt) : null,
+        created_by: parsed.createdBy,
       }),
     );
     return (yield* firstOf(keyRecords().where('k.id', '=', id)))!;

@@ -11,6 +11,7 @@ import { loadAssets } from './assets.js';
 import {
   Forbidden,
   NotFound,
+  SECOND_FACTOR_WAIT_MS,
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
   type ConsoleDeps,
@@ -31,6 +32,7 @@ import {
 } from './security.js';
 import { registerAccountRoutes } from './routes-account.js';
 import { registerKeyRoutes } from './routes-keys.js';
+import { registerProjectRoutes } from './routes-project.js';
 import { registerPlaygroundRoutes } from './routes-playground.js';
 import { registerSignInRoutes } from './routes-sign-in.js';
 import { registerWorkspaceRoutes } from './routes-workspaces.js';
@@ -50,6 +52,7 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
   });
   const assets = loadAssets();
   app.decorateRequest('visitor', null);
+  app.decorateRequest('pending', null);
   app.decorateRequest('csrf', null);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
@@ -69,12 +72,18 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
     const now = new Date();
     if (token !== undefined && /^[\w-]{43}$/.test(token)) {
       const session = await options.store.getSession(sha256(token));
+      const pending = session?.secondFactorPendingSince ?? null;
       const alive =
         session !== null &&
         session.expiresAt.getTime() > now.getTime() &&
-        now.getTime() - session.lastSeenAt.getTime() < SESSION_IDLE_MS;
+        now.getTime() - session.lastSeenAt.getTime() < SESSION_IDLE_MS &&
+        (pending === null || now.getTime() - pending.getTime() < SECOND_FACTOR_WAIT_MS);
       const user = alive ? await options.store.getUser(session.userId) : null;
-      if (session !== null && user !== null) {
+      if (session !== null && user !== null && pending !== null) {
+        // Signed in by link, not yet by the second factor: only the code's page opens.
+        request.pending = { session, user, token };
+        request.csrf = csrfOfSession(token);
+      } else if (session !== null && user !== null) {
         request.visitor = { session, user, token };
         request.csrf = csrfOfSession(token);
         if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
@@ -85,7 +94,7 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
         addCookie(reply, hostCookie(SESSION_COOKIE, '', 0));
       }
     }
-    if (request.visitor === null) {
+    if (request.visitor === null && request.pending === null) {
       let anonymous = cookies.get(CSRF_COOKIE);
       if (anonymous === undefined || !/^[\w-]{43}$/.test(anonymous)) {
         if (request.method === 'POST') anonymous = undefined;
@@ -117,6 +126,9 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
     get origin() {
       return options.origin;
     },
+    get apiUrl() {
+      return options.apiUrl;
+    },
     app,
     limiter: new SendLimiter(
       options.sendLimits ?? { perAddress: 5, perClient: 20 },
@@ -135,16 +147,21 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
           .send(html)
       );
     },
+    invalid(reply, html) {
+      return deps.send(reply, html, 400);
+    },
     visitor(request, reply) {
       if (request.visitor !== null) return request.visitor;
       if (request.method === 'GET') {
         const next = encodeURIComponent(request.url);
-        void reply.redirect(`/sign-in?next=${next}`, 303);
+        const to = request.pending !== null ? '/sign-in/code' : '/sign-in';
+        void reply.redirect(`${to}?next=${next}`, 303);
       } else void deps.error(request, reply, 403, 'Your session has ended: sign in again.');
       return null;
     },
-    async startSession(request, reply, userId) {
-      if (request.visitor !== null) await options.store.deleteSession(request.visitor.session.id);
+    async startSession(request, reply, userId, pending = false) {
+      const previous = request.visitor ?? request.pending;
+      if (previous !== null) await options.store.deleteSession(previous.session.id);
       const token = randomToken();
       const now = new Date();
       await options.store.createSession({
@@ -153,7 +170,8 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
         createdAt: now,
         authenticatedAt: now,
         lastSeenAt: now,
-        expiresAt: new Date(now.getTime() + SESSION_ABSOLUTE_MS),
+        expiresAt: new Date(now.getTime() + (pending ? SECOND_FACTOR_WAIT_MS : SESSION_ABSOLUTE_MS)),
+        secondFactorPendingSince: pending ? now : null,
       });
       addCookie(reply, sessionCookie(token));
       addCookie(reply, hostCookie(CSRF_COOKIE, '', 0));
@@ -162,6 +180,17 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
       const token = randomToken();
       await options.store.rotateSession(visitor.session.id, sha256(token), new Date());
       addCookie(reply, sessionCookie(token));
+      return token;
+    },
+    async completeSignIn(reply, pending) {
+      const token = randomToken();
+      const now = new Date();
+      const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+      if (!(await options.store.completeSecondFactor(pending.session.id, sha256(token), now, expiresAt))) {
+        return false;
+      }
+      addCookie(reply, sessionCookie(token));
+      return true;
     },
     error(request, reply, status, message) {
       const titles: Record<number, string> = { 400: 'Check the form', 403: 'Not allowed', 404: 'Not found' };
@@ -193,6 +222,7 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
 
   registerSignInRoutes(deps);
   registerWorkspaceRoutes(deps);
+  registerProjectRoutes(deps);
   registerKeyRoutes(deps);
   registerAccountRoutes(deps);
   registerPlaygroundRoutes(deps);

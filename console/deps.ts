@@ -17,11 +17,15 @@ export const SESSION_IDLE_MS = 60 * 60_000;
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60_000;
 /** Key creation needs a sign-in or step-up at most this old (docs/api.md#limits: ten minutes). */
 export const STEP_UP_FRESH_MS = 10 * 60_000;
+/** A sign-in waiting for its authenticator code (two-factor sign-in) ends after this long. */
+export const SECOND_FACTOR_WAIT_MS = 10 * 60_000;
 
 export interface ConsoleOptions {
   store: AccountsStore;
   /** CONSOLE_URL's origin, e.g. https://console.example.org: links in mail and the Origin check. */
   origin: string;
+  /** The API's address, for the playground's copy-as-curl (set once the API listens). */
+  apiUrl?: string;
   mailer: Mailer;
   /** The API's call envelope: the playground's runs go through it like any request. */
   envelope: Envelope;
@@ -46,6 +50,8 @@ export interface Visitor {
 declare module 'fastify' {
   interface FastifyRequest {
     visitor: Visitor | null;
+    /** A sign-in that waits for its second factor: it opens only the code's page. */
+    pending: Visitor | null;
     csrf: string | null;
   }
 }
@@ -57,12 +63,24 @@ export interface ConsoleDeps extends ConsoleOptions {
   page(request: FastifyRequest): PageContext;
   /** Sends a page (no-store: pages carry account data). */
   send(reply: FastifyReply, html: string, status?: number): FastifyReply;
+  /** Sends a form's page again with its problems (400). */
+  invalid(reply: FastifyReply, html: string): FastifyReply;
   /** The signed-in visitor, or a redirect to sign in (GET) / 403 (POST) already sent. */
   visitor(request: FastifyRequest, reply: FastifyReply): Visitor | null;
-  /** Starts a session for the user: a new token, the old session (if any) ended. */
-  startSession(request: FastifyRequest, reply: FastifyReply, userId: string): Promise<void>;
-  /** Gives the session a new token (after step-up), with a fresh authentication time. */
-  rotateSession(request: FastifyRequest, reply: FastifyReply, visitor: Visitor): Promise<void>;
+  /**
+   * Starts a session for the user: a new token, the old session (if any) ended. A pending one waits
+   * for the second factor (two-factor sign-in) and opens no other page.
+   */
+  startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    userId: string,
+    pending?: boolean,
+  ): Promise<void>;
+  /** Gives the session a new token (after step-up), with a fresh authentication time; returns the token. */
+  rotateSession(request: FastifyRequest, reply: FastifyReply, visitor: Visitor): Promise<string>;
+  /** Makes a pending sign-in a full session with a new token; false when it was not pending. */
+  completeSignIn(reply: FastifyReply, pending: Visitor): Promise<boolean>;
   error(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply;
 }
 

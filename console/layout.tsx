@@ -91,7 +91,7 @@ export function Csrf({ ctx }: { ctx: PageContext }) {
   return <input type="hidden" name="_csrf" value={ctx.csrf} />;
 }
 
-export function Notice({ kind, children }: { kind?: 'error' | 'ok'; children: ComponentChildren }) {
+export function Notice({ kind, children }: { kind?: 'error' | 'ok' | 'warn'; children: ComponentChildren }) {
   return (
     <div class={kind ? `notice ${kind}` : 'notice'} role={kind === 'error' ? 'alert' : 'status'}>
       {children}

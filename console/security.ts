@@ -74,13 +74,43 @@ export function addCookie(reply: FastifyReply, cookie: string): void {
   reply.header('set-cookie', [...list, cookie]);
 }
 
+/** The loopback names of this machine, as a URL's hostname writes them. */
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a form's `Origin` is the console's own. Exactly CONSOLE_URL's origin, except when that
+ * origin is itself a loopback address (a local run such as `make demo`): then the same scheme and
+ * port on another loopback name (localhost, 127.0.0.1, [::1]) is the same console on the same
+ * machine. A deployment with a public origin accepts only that origin.
+ */
+export function sameConsoleOrigin(origin: string | undefined, consoleOrigin: string): boolean {
+  if (origin === undefined) return false;
+  if (origin === consoleOrigin) return true;
+  const own = new URL(consoleOrigin);
+  if (!LOOPBACK.has(own.hostname)) return false;
+  let sent: URL;
+  try {
+    sent = new URL(origin);
+  } catch {
+    return false;
+  }
+  return (
+    sent.origin === origin &&
+    LOOPBACK.has(sent.hostname) &&
+    sent.protocol === own.protocol &&
+    sent.port === own.port
+  );
+}
+
 /** Why a POST was refused before its handler ran, or null when it may go on. */
 export function refuseForgery(
   request: FastifyRequest,
   consoleOrigin: string,
   expectedCsrf: string | null,
 ): string | null {
-  if (request.headers.origin !== consoleOrigin) return 'the form was not sent from this console';
+  if (!sameConsoleOrigin(request.headers.origin, consoleOrigin)) {
+    return 'the form was not sent from this console';
+  }
   const body = request.body as Record<string, string> | undefined;
   const sent = body?._csrf;
   if (typeof sent !== 'string' || expectedCsrf === null || !sameText(sent, expectedCsrf)) {

@@ -50,6 +50,9 @@ export async function workspaceUsage(
   return { month, plan, used, byProject, byKey, daily };
 }
 
+/** From this share of a cap or quota on, the meter warns (colour and words). */
+export const METER_WARN_AT = 0.9;
+
 export function Meter({ used, limit, label }: { used: number; limit: number | null; label: string }) {
   if (limit === null) {
     return (
@@ -59,14 +62,30 @@ export function Meter({ used, limit, label }: { used: number; limit: number | nu
     );
   }
   const share = limit === 0 ? 1 : Math.min(1, used / limit);
+  const level = share >= 1 ? 'full' : share >= METER_WARN_AT ? 'near' : '';
   return (
-    <div>
+    <div class={level ? `meter-row ${level}` : 'meter-row'}>
       <p>
         {label}: <strong>{formatCount(used)}</strong> of {formatCount(limit)} requests (
         {Math.round(share * 100)}%)
+        {level === 'full' && (
+          <strong class="warn-text"> Used up: further requests are refused until next month.</strong>
+        )}
+        {level === 'near' && (
+          <strong class="warn-text">
+            {' '}
+            Nearly used up: {formatCount(limit - used)} requests left this month.
+          </strong>
+        )}
       </p>
       <svg class="meter" viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true">
-        <rect class="meter-bar" x={0} y={0} width={Number((share * 100).toFixed(1))} height={4} />
+        <rect
+          class={level ? 'meter-bar warn' : 'meter-bar'}
+          x={0}
+          y={0}
+          width={Number((share * 100).toFixed(1))}
+          height={4}
+        />
       </svg>
     </div>
   );
@@ -93,8 +112,15 @@ export function DailyChart({
     const day = Number(d.day.slice(8, 10));
     if (d.day.startsWith(month) && day >= 1 && day <= days) counts[day - 1]! += d.count;
   }
-  const max = Math.max(1, ...counts);
   const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) {
+    return (
+      <p class="empty chart-empty">
+        {title}: no requests counted yet in {month}. The chart of requests per day appears with the first one.
+      </p>
+    );
+  }
+  const max = Math.max(...counts);
   const plotW = W - PAD_LEFT - 8;
   const plotH = H - PAD_BOTTOM - 10;
   const slot = plotW / days;

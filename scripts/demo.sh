@@ -63,7 +63,7 @@ ipscope demo (DEMO DATA: names under reserved example domains, real published ra
   Plan:  $DEMO_PLAN
 ${METRICS:+  Metrics: $METRICS (METRICS_PORT)
 }
-Console: $CONSOLE_URL
+Console: $CONSOLE_URL   (also on http://127.0.0.1:$CONSOLE_PORT and http://[::1]:$CONSOLE_PORT)
   Sign in as $DEMO_EMAIL (invited, owner of the demo workspace) with this link (once, 15 minutes):
     $LINK
   Later links: ask for one at $CONSOLE_URL/sign-in; it lands in $CONSOLE_OUTBOX/ (one .eml file

@@ -111,6 +111,7 @@ export async function serve(
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `http://${host}:${port}`;
   out(`listening on ${url}`);
+  webConsole?.setApiUrl(url);
   if (webConsole) out(`console on ${webConsole.url} (mail to ${webConsole.mailer.destination})`);
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
   // A worker's numbers are served by its primary, summed with the other workers'.

@@ -57,7 +57,13 @@ for (const [kind, open] of stores) {
     // Links: once, and only before they expire.
     const now = at('2026-11-25T10:00:00Z');
     await store.createSignInLink('h1', user.id, now, at('2026-11-25T10:15:00Z'));
+    t.equal(
+      await store.signInLinkUsable('h1', at('2026-11-25T10:14:59Z')),
+      true,
+      'usable, not used by looking',
+    );
     t.equal(await store.consumeSignInLink('h1', at('2026-11-25T10:14:59Z')), user.id);
+    t.equal(await store.signInLinkUsable('h1', at('2026-11-25T10:14:59Z')), false, 'used');
     t.equal(await store.consumeSignInLink('h1', at('2026-11-25T10:14:59Z')), null, 'used');
     await store.createSignInLink('h2', user.id, now, at('2026-11-25T10:15:00Z'));
     t.equal(await store.consumeSignInLink('h2', at('2026-11-25T10:15:00Z')), null, 'expired');
@@ -89,8 +95,36 @@ for (const [kind, open] of stores) {
       stepCodeHash: null,
       stepCodeExpiresAt: null,
       stepCodeTries: 0,
+      secondFactorPendingSince: null,
     });
     t.notOk(await store.rotateSession('s1', 's3', null), 'an ended session cannot be rotated');
+    t.notOk(
+      await store.completeSecondFactor('s2', 's4', now, at('2026-11-25T22:00:00Z')),
+      'a full session is not completed again',
+    );
+
+    // A sign-in waiting for its second factor, then completed.
+    await store.createSession({
+      id: 'p1',
+      userId: user.id,
+      createdAt: now,
+      authenticatedAt: now,
+      lastSeenAt: now,
+      expiresAt: at('2026-11-25T10:10:00Z'),
+      secondFactorPendingSince: now,
+    });
+    t.match(await store.getSession('p1'), { secondFactorPendingSince: now });
+    t.equal(await store.countStepCodeTry('p1'), 1, 'a wrong code is counted');
+    const done = at('2026-11-25T10:03:00Z');
+    t.ok(await store.completeSecondFactor('p1', 'p2', done, at('2026-11-25T22:03:00Z')));
+    t.equal(await store.getSession('p1'), null, 'the waiting token no longer works');
+    t.match(await store.getSession('p2'), {
+      authenticatedAt: done,
+      lastSeenAt: done,
+      expiresAt: at('2026-11-25T22:03:00Z'),
+      secondFactorPendingSince: null,
+      stepCodeTries: 0,
+    });
     await store.deleteUserSessions(user.id);
     t.equal(await store.getSession('s2'), null, 'signed out everywhere');
 

@@ -98,6 +98,7 @@ t.test('creates the file and its directory, WAL, migrations table, reopen is ide
       ['expires_at', 0],
       ['revoked_at', 0],
       ['last_used_at', 0],
+      ['created_by', 0],
     ],
   );
   t.same(

@@ -38,7 +38,7 @@ async function tenant(server: ConsoleServer, name: string): Promise<Tenant> {
   const project = await client.post(`/w/${ws}/projects`, { _csrf: await client.csrf('/'), name: 'main' });
   const prj = project.location!.split('/')[4]!;
   const created = await client.post(`/w/${ws}/p/${prj}/keys`, { _csrf: await client.csrf('/'), label: 'k' });
-  if (created.status !== 201) throw new Error(`key creation answered ${created.status}`);
+  if (created.status !== 303) throw new Error(`key creation answered ${created.status}`);
   const key = (await server.store.listKeys({ projectId: prj }))[0]!.id;
   await client.post(`/w/${ws}/members`, { _csrf: await client.csrf('/'), email: member, role: 'member' });
   const user = (await server.store.listMembers(ws)).find((m) => m.email === member)!.userId;
@@ -54,6 +54,8 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; form?: Record<string, stri
   { method: 'GET', path: '/w/:ws/p/:prj' },
   { method: 'GET', path: '/w/:ws/p/:prj/keys/new' },
   { method: 'GET', path: '/w/:ws/p/:prj/keys/:key/revoke' },
+  { method: 'GET', path: '/w/:ws/p/:prj/keys/:key/created' },
+  { method: 'GET', path: '/w/:ws/members/:user/remove' },
   { method: 'GET', path: '/w/:ws/p/:prj/playground' },
   { method: 'POST', path: '/w/:ws/projects', form: { name: 'intruder' } },
   { method: 'POST', path: '/w/:ws/members', form: { email: 'intruder@x.test', role: 'owner' } },
@@ -128,7 +130,7 @@ t.test('console access rules', async (t) => {
       }
     }
     t.same(successes, [], 'zero successes');
-    t.equal(attempts, 40, 'every ID of every route swapped');
+    t.equal(attempts, 47, 'every ID of every route swapped');
     t.same(await snapshot(server, b), before, "the other workspace's data is unchanged");
   });
 
@@ -137,7 +139,9 @@ t.test('console access rules', async (t) => {
     t.equal((await m.get(fill('/w/:ws/p/:prj', own))).status, 200, 'a member sees keys and usage');
     t.equal((await m.get(fill('/w/:ws/members', own))).status, 200);
     const before = await snapshot(server, a);
-    for (const route of ROUTES.filter((r) => r.method === 'POST' || /new|revoke|playground/.test(r.path))) {
+    for (const route of ROUTES.filter(
+      (r) => r.method === 'POST' || /new|revoke|created|remove|playground/.test(r.path),
+    )) {
       const path = fill(route.path, { ...own, user: a.user });
       const response =
         route.method === 'GET'
@@ -161,6 +165,7 @@ t.test('console access rules', async (t) => {
         { path: '/account/totp/confirm', form: { code: '123456' } },
         { path: '/account/totp/disable', form: { code: '123456' } },
         { path: '/account/sign-out-everywhere', form: {} },
+        { path: '/sign-in/code', form: { code: '123456' } },
       ];
       const before = await snapshot(server, a);
       const mails = server.sink.mails.length;

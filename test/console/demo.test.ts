@@ -69,6 +69,16 @@ t.test('make demo prints a console sign-in link that works offline', async (t) =
   t.equal(home.status, 200);
   t.match(home.text, />demo<\/a> <span class="muted">\(owner\)/, 'into the demo workspace, as its owner');
 
+  // The API is printed on 127.0.0.1: the console answers its forms there too, and on [::1].
+  for (const host of ['127.0.0.1', '[::1]']) {
+    const there = new FormClient(`http://${host}:${consolePort}`);
+    const sent = await there.post('/sign-in', {
+      _csrf: await there.csrf('/sign-in'),
+      email: 'demo@example.com',
+    });
+    t.equal(sent.status, 200, `the sign-in form is accepted on ${host}`);
+  }
+
   const asker = new FormClient(consoleUrl);
   await asker.post('/sign-in', { _csrf: await asker.csrf('/sign-in'), email: 'demo@example.com' });
   const outbox = path.join(dir, 'outbox');

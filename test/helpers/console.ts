@@ -82,7 +82,7 @@ export async function startMailSink(t: Test): Promise<MailSink> {
 }
 
 export const linkIn = (mail: CaughtMail): string => {
-  const link = /https?:\/\/\S+\/sign-in\/link\?token=[\w-]+/.exec(mail.text)?.[0];
+  const link = /https?:\/\/\S+\/sign-in\/link\?token=[\w-]+(?:&next=[\w%.-]+)?/.exec(mail.text)?.[0];
   if (!link) throw new Error(`no sign-in link in ${JSON.stringify(mail.text)}`);
   return link;
 };
