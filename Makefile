@@ -1,7 +1,22 @@
 # The two commands a newcomer runs: `make demo` and `make test`. Both install what they need.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-NODE_MODULES := node_modules/.package-lock.json
+
+# Every recipe runs with a supported Node first on PATH: scripts/node.sh prints nothing when the
+# system's node will do, else the folder of the LTS it unpacked from the npm registry into .tools/
+# (once); a native addon that npm ci compiles uses that Node's headers (npm_config_nodedir), not
+# the system's (better-sqlite3 13 ships prebuilt Node-API binaries and compiles nothing).
+NODE_HOME := $(shell scripts/node.sh)
+ifneq ($(.SHELLSTATUS),0)
+$(error scripts/node.sh could not provide a supported Node (see above))
+endif
+ifneq ($(NODE_HOME),)
+export PATH := $(NODE_HOME)/bin:$(PATH)
+export npm_config_nodedir := $(NODE_HOME)
+endif
+# node_modules is stamped with the ABI of the Node that installed it: another Node reinstalls it.
+NODE_ABI := $(shell PATH="$(PATH)" node -p process.versions.modules)
+NODE_MODULES := node_modules/.node-abi-$(NODE_ABI)
 PORT ?= 8080
 DEMO_RELEASES := var/demo/releases
 BENCH_DIR ?= var/bench
@@ -14,6 +29,7 @@ BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 .PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean
 
 $(NODE_MODULES): package.json package-lock.json
+	@echo "npm ci with node $$(node --version) (modules ABI $(NODE_ABI))"
 	npm ci --no-audit --no-fund
 	@touch $(NODE_MODULES)
 
@@ -40,6 +56,7 @@ typecheck: install
 # Without TEST_DATABASE_URL / TEST_REDIS_URL a throwaway PostgreSQL and Redis are started for the
 # run and removed afterwards (scripts/with-test-stores.sh): no test is skipped.
 test: install system-deps lint build
+	@echo "tests on node $$(node --version) ($$(command -v node))"
 	scripts/with-test-stores.sh npx tap --reporter=tap | node scripts/tap-summary.mjs
 
 # The long reliability runs (test/reliability/profile.ts): 10 minutes of release swaps under 100

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'releases/**', 'state/**', '.tap/**', 'var/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'releases/**', 'state/**', '.tap/**', 'var/**', '.tools/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

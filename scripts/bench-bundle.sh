@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what `make bench-build` and `make bench-api` need on another x86-64 Linux machine that has
 # neither npm nor a network (how the 16-core figures of docs/performance.md were taken): the node binary,
-# the production node_modules (better-sqlite3 built here), ../shared/data and wrk, into
+# the production node_modules (better-sqlite3's prebuilt binary), ../shared/data and wrk, into
 # var/bench-bundle/ (git-ignored; about 45 MB). Copy the checkout with dist/ and var/bench-bundle/
 # there, then run from its root:
 #
@@ -20,10 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 cp package.json package-lock.json "$tmp"/
 cp -a node_modules "$tmp"/
 (cd "$tmp" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
-# better-sqlite3's sources and objects: only build/Release/better_sqlite3.node is loaded.
+# better-sqlite3's sources and other platforms' binaries: on x86-64 Linux only
+# prebuilds/linux-x64.node (glibc) or linuxmusl-x64.node is loaded.
 sqlite="$tmp/node_modules/better-sqlite3"
-rm -rf "$sqlite/deps" "$sqlite/src" "$sqlite/build/Release/obj" "$sqlite/build/Release/obj.target" \
-  "$sqlite/build/Release/sqlite3.a" "$sqlite/build/Release/test_extension.node" "$sqlite/build/deps"
+rm -rf "$sqlite/deps" "$sqlite/src" "$sqlite/build"
+find "$sqlite/prebuilds" -name '*.node' ! -name 'linux-x64.node' ! -name 'linuxmusl-x64.node' -delete
 tar -C "$tmp" -cf - node_modules | xz -T0 -6 >"$out/node_modules.tar.xz"
 tar -C ../shared -cf - data | xz -T0 -6 >"$out/shared-data.tar.xz"
 xz -T0 -6 -c "$(readlink -f "$(command -v node)")" >"$out/node.xz"

@@ -5,9 +5,25 @@
  *
  * Underscores are refused: they are legal in DNS owner names (`_dmarc`) but not in host
  * names (RFC 952/1123), and the service resolves only host names (seed domains and `www.`).
+ *
+ * Unicode labels go through UTS #46 with the `tr46` package (the WHATWG URL standard's
+ * reference implementation), not node:url: Node's own IDNA changed across versions (Node 24
+ * returns an undecodable `xn--` label unchanged where Node 20 returned ""), and a lookup key
+ * must not depend on the Node that runs the service. The lockfile pins the Unicode tables.
  */
-import { domainToASCII, domainToUnicode } from 'node:url';
+import tr46 from 'tr46';
 import { parseIp } from './ip.js';
+
+/** The WHATWG URL standard's domain-to-ASCII settings (not strict: our LDH rules follow it). */
+const IDNA: tr46.ToASCIIOptions = {
+  checkBidi: true,
+  checkJoiners: true,
+  checkHyphens: false,
+  useSTD3ASCIIRules: false,
+  transitionalProcessing: false,
+  verifyDNSLength: false,
+  ignoreInvalidPunycode: false,
+};
 
 export type NormalizedDomain = { ok: true; domain: string } | { ok: false; reason: string };
 
@@ -63,8 +79,9 @@ export function normalizeDomain(input: string): NormalizedDomain {
   // Non-ASCII labels: UTS #46 mapping and punycode, as browsers do. ASCII names skip it, so
   // that WHATWG's IPv4 shorthands (`0x7f.1`) are not rewritten into addresses.
   if (/[\u0080-\uffff]/.test(name)) {
-    const ascii = domainToASCII(name);
-    if (ascii === '') return fail(`${show(input)} is not a valid internationalized domain name`);
+    const ascii = tr46.toASCII(name, IDNA);
+    if (ascii === null || ascii === '')
+      return fail(`${show(input)} is not a valid internationalized domain name`);
     name = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;
   }
   if (name.length > MAX_LENGTH) return fail(`domain is longer than ${MAX_LENGTH} characters`);
@@ -98,9 +115,10 @@ function labelProblem(label: string): string | null {
   if (label.startsWith('-') || label.endsWith('-'))
     return `label ${show(label)} starts or ends with a hyphen`;
   if (label.startsWith('xn--')) {
-    // A valid A-label decodes to Unicode and encodes back to itself (`xn--abc-` does not).
-    const unicode = domainToUnicode(label);
-    if (unicode === '' || domainToASCII(unicode) !== label)
+    // A valid A-label decodes to a valid U-label that encodes back to itself (`xn--zz` does
+    // not decode, `xn--bcher-2pa` decodes to "bÜcher", whose "Ü" UTS #46 maps to "ü").
+    const unicode = tr46.toUnicode(label, IDNA);
+    if (unicode.error || tr46.toASCII(unicode.domain, IDNA) !== label)
       return `label ${show(label)} is not valid punycode`;
   }
   return null;

@@ -2,8 +2,7 @@
  * The official MCP conformance runner (@modelcontextprotocol/conformance, server mode, every
  * active scenario) against the real server, with conformance-baseline.yml listing the scenarios
  * that need features this service does not offer. The runner exits 1 on an unexpected failure and
- * on a baseline entry that passes. It imports fs.globSync (Node 22+): fs-glob-shim.mjs supplies it
- * on Node 20. Its client is the v1 SDK, so this exercises the 2025 era.
+ * on a baseline entry that passes. Its client is the v1 SDK, so this exercises the 2025 era.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -12,7 +11,6 @@ import { ROOT } from '../../helpers/demo-release.js';
 import { startTestServer } from '../../helpers/test-server.js';
 
 const RUNNER = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const SHIM = path.join(ROOT, 'test/helpers/fs-glob-shim.mjs');
 const BASELINE = path.join(ROOT, 'test/server/mcp/conformance-baseline.yml');
 
 t.test('conformance runner, server mode, against POST /mcp', { timeout: 280_000 }, async (t) => {
@@ -21,7 +19,7 @@ t.test('conformance runner, server mode, against POST /mcp', { timeout: 280_000 
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', SHIM, RUNNER, 'server', '--url', `${server.url}/mcp`, '--expected-failures', BASELINE],
+      [RUNNER, 'server', '--url', `${server.url}/mcp`, '--expected-failures', BASELINE],
       { cwd, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
     );
     let text = '';
