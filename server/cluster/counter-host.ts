@@ -164,7 +164,12 @@ export class CounterHost {
     peer.seq = batch.seq;
     // Sent before any recall that the takes below may send.
     if (answers.length > 0) peer.send({ ipscope: 'counter-answers', answers });
-    this.sendCounts(changed);
+    const told = this.sendCounts(changed);
+    // Units handed out wait for this batch to be counted and told to the other workers: the
+    // sender hears so, with its counts or, if it got none, alone (ipc-counters.ts, `sent`).
+    if (!told.has(peer) && batch.ops.some((op) => op.op === 'handed')) {
+      peer.send({ ipscope: 'counter-counts', ack: peer.seq, counts: [] });
+    }
     for (const { op, now } of later) {
       this.takeRecalling(op.request, now).then(
         (result) => {
@@ -241,9 +246,10 @@ export class CounterHost {
     if (scope.project) changed.projects.set(scope.projectId, scope.month);
   }
 
-  /** The units used of what changed, to every worker holding a lease of it. */
-  private sendCounts(changed: Changed): void {
-    if (changed.workspaces.size === 0 && changed.projects.size === 0) return;
+  /** The units used of what changed, to every worker holding a lease of it; the workers told. */
+  private sendCounts(changed: Changed): Set<PeerState> {
+    const told = new Set<PeerState>();
+    if (changed.workspaces.size === 0 && changed.projects.size === 0) return told;
     const workspaces: UsedCount[] = [];
     for (const [id, { window, month }] of changed.workspaces) {
       const counted = this.counters.counted(id, null, window, month);
@@ -268,8 +274,12 @@ export class CounterHost {
         ...workspaces.filter((c) => peer.workspaces.has(c.id)),
         ...projects.filter((c) => peer.projects.has(c.id)),
       ];
-      if (counts.length > 0) peer.send({ ipscope: 'counter-counts', ack: peer.seq, counts });
+      if (counts.length > 0) {
+        peer.send({ ipscope: 'counter-counts', ack: peer.seq, counts });
+        told.add(peer);
+      }
     }
+    return told;
   }
 
   /** The take (`first`: its answer without waiting, if there was one); refused only once no worker holds a lease of it. */

@@ -13,10 +13,11 @@
  * recalls them (before it refuses anyone) and when the worker stops.
  *
  * The limit headers count units used, whichever worker took them (used-views.ts): a unit handed
- * out from a lease is reported to the primary in the batch of its turn (`handed`), and the call's
- * response waits until that batch is written (the take's `sent`, which the meter's commit and
- * release return as their `done`); the primary sends the new counts to every worker holding a
- * lease of that workspace or project at once. So a request that follows another one's response
+ * out from a lease is reported to the primary in the batch of its turn (`handed`); the primary
+ * sends the new counts to every worker holding a lease of that workspace or project at once, and
+ * the call's response waits until the primary has acknowledged that batch (the take's `sent`,
+ * which the meter's commit and release return as their `done`). The other workers' counts went
+ * out before that acknowledgement, on the same channels as the connections the primary hands them. So a request that follows another one's response
  * sees it counted, whichever worker answered it; requests under way on two workers at the same
  * time may miss each other's unit (at most the units other workers handed out within one IPC round).
  */
@@ -106,8 +107,13 @@ export class IpcCounters implements Counters {
   private seq = 0;
   /** Units of each lease handed out (or given back) since the last batch. */
   private readonly handedUnits = new Map<Lease, number>();
-  /** Resolves once the batch carrying the units handed out this turn is written. */
+  /**
+   * Resolves once the primary has counted the batch carrying the units handed out this turn (and
+   * told the other workers holding leases of them): its `counter-counts` with that batch's `ack`.
+   */
   private nextSent: { promise: Promise<void>; resolve(): void } | null = null;
+  /** Batches with units handed out, sent and not acknowledged yet: [seq, resolve] in order. */
+  private readonly unacknowledged: Array<[number, () => void]> = [];
   /** What this worker knows of the units used. */
   private readonly views = new UsedViews();
   private readonly pending = new Map<number, Pending>();
@@ -122,8 +128,10 @@ export class IpcCounters implements Counters {
   private readonly listener = (message: unknown) => {
     if (!isOurs<CounterAnswers | CounterCounts | CounterRecall>(message)) return;
     if (message.ipscope === 'counter-answers') this.answered(message);
-    else if (message.ipscope === 'counter-counts') this.views.apply(message.counts, message.ack);
-    else if (message.ipscope === 'counter-recall') this.recalled(message);
+    else if (message.ipscope === 'counter-counts') {
+      this.views.apply(message.counts, message.ack);
+      this.acknowledged(message.ack);
+    } else if (message.ipscope === 'counter-recall') this.recalled(message);
   };
 
   constructor(private readonly channel: IpcChannel) {
@@ -158,7 +166,7 @@ export class IpcCounters implements Counters {
 
   /**
    * Units of a lease handed out here (negative: given back to it): counted in this worker's view at
-   * once, reported in this turn's batch; the promise resolves once that batch is written.
+   * once, reported in this turn's batch; the promise resolves once the primary acknowledged it.
    */
   private hand(lease: Lease, units: number): Promise<void> {
     this.views.handed(lease.scope, units);
@@ -250,6 +258,8 @@ export class IpcCounters implements Counters {
     this.keepTimer = this.windowTimer = null;
     this.queueKept();
     await this.flush();
+    // No acknowledgement is heard any more: the responses waiting for one leave now.
+    this.acknowledged(Infinity);
   }
 
   private queueKept(): void {
@@ -297,14 +307,25 @@ export class IpcCounters implements Counters {
         if (p !== undefined) p.seq = seq;
       }
     }
+    if (sent !== null) this.unacknowledged.push([seq, sent.resolve]);
     // The callback runs once the message is written (or could not be).
     return new Promise((resolve) => {
       this.channel.send({ ipscope: 'counters', seq, ops }, (error) => {
-        if (error) this.failAll(ops, error);
-        sent?.resolve();
+        if (error) {
+          this.failAll(ops, error);
+          // Never counted: no one waits for an answer that will not come.
+          this.acknowledged(seq);
+        }
         resolve();
       });
     });
+  }
+
+  /** The primary has counted this worker's batches up to `ack`. */
+  private acknowledged(ack: number): void {
+    while (this.unacknowledged.length > 0 && this.unacknowledged[0]![0] <= ack) {
+      this.unacknowledged.shift()![1]();
+    }
   }
 
   private settle(id: number): Pending | undefined {
