@@ -154,7 +154,8 @@ export const QUERY_PARAMETERS = {
   rrtype: {
     in: 'query',
     kind: 'string',
-    schema: z.enum(DNSDB_RRTYPES),
+    // DNSDB clients may send the type in either case (`/a`, `/A`).
+    schema: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(DNSDB_RRTYPES)),
     fallback: 'ANY',
     description: 'DNSDB: the record type, A, AAAA, CNAME or ANY (default).',
   },

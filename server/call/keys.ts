@@ -18,6 +18,7 @@ export const KEY_IN_URL_MESSAGE =
 /** Longer tokens are refused without a look-up (keys are 35 characters). */
 const MAX_TOKEN_LENGTH = 256;
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+const BARE = /^[\x21-\x7e]+$/;
 
 /** The key of an Authorization header, or null when there is none or it is not a Bearer token. */
 export function bearerToken(header: string | string[] | undefined): string | null {
@@ -25,4 +26,10 @@ export function bearerToken(header: string | string[] | undefined): string | nul
   if (value === undefined || value.length > MAX_TOKEN_LENGTH + 16) return null;
   const match = BEARER.exec(value);
   return match && match[1]!.length <= MAX_TOKEN_LENGTH ? match[1]! : null;
+}
+
+/** The key of a header that carries it bare (`X-API-Key`, as DNSDB clients send it), or null. */
+export function headerToken(header: string | string[] | undefined): string | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && value.length <= MAX_TOKEN_LENGTH && BARE.test(value) ? value : null;
 }

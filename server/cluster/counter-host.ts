@@ -120,6 +120,7 @@ export class CounterHost {
     const answers: Answer[] = [];
     const later: Array<{ op: Extract<CounterOp, { op: 'take' }>; now: TakeResult | undefined }> = [];
     const changed: Changed = { workspaces: new Map(), projects: new Map() };
+    let handed = false;
     for (const op of batch.ops) {
       switch (op.op) {
         case 'keep':
@@ -130,6 +131,7 @@ export class CounterHost {
           this.mark(changed, op.ticket);
           break;
         case 'handed':
+          handed = true;
           this.lent.change(peer.lent, op.scope, -op.units);
           this.mark(changed, op.scope);
           break;
@@ -167,7 +169,7 @@ export class CounterHost {
     const told = this.sendCounts(changed);
     // Units handed out wait for this batch to be counted and told to the other workers: the
     // sender hears so, with its counts or, if it got none, alone (ipc-counters.ts, `sent`).
-    if (!told.has(peer) && batch.ops.some((op) => op.op === 'handed')) {
+    if (handed && !told.has(peer)) {
       peer.send({ ipscope: 'counter-counts', ack: peer.seq, counts: [] });
     }
     for (const { op, now } of later) {

@@ -16,6 +16,7 @@ import {
 import { operationById, type Operation } from '../../shared/operations.js';
 import type { DnsdbAnswer } from '../../shared/queries/index.js';
 import type { CallResult, Envelope, Recipient } from '../call/envelope.js';
+import { headerToken } from '../call/keys.js';
 import type { Exchange } from '../http/exchange.js';
 import { hasKeyInQuery } from '../http/redact.js';
 import type { Params, Query, RouteSpec } from '../http/router.js';
@@ -25,11 +26,7 @@ const NDJSON = 'application/x-ndjson';
 const ping = operationById('ping')!;
 
 /** The key as DNSDB clients send it. */
-function tokenOf(ex: Exchange): string | null {
-  const header = ex.req.headers['x-api-key'];
-  const value = Array.isArray(header) ? header[0] : header;
-  return value !== undefined && /^[\x21-\x7e]{1,256}$/.test(value) ? value : null;
-}
+const tokenOf = (ex: Exchange) => headerToken(ex.req.headers['x-api-key']);
 
 /** Writes a lookup's result: the records in the streaming framing, or the refusal as the API answers it. */
 function stream(ex: Exchange): Recipient {
@@ -74,7 +71,7 @@ function lookupHandler(envelope: Envelope, op: Operation) {
     const tail: Record<string, string> = {};
     for (const name of op.pathTail ?? []) {
       const value = params[name];
-      if (value !== undefined) tail[name] = name === 'rrtype' ? value.toUpperCase() : value;
+      if (value !== undefined) tail[name] = value;
     }
     lookup(envelope, op, ex, params[op.pathParameter!], { ...query, ...tail });
   };
