@@ -1,5 +1,5 @@
 /**
- * The builder state of earlier versions is read: a state of state schema 2 or 3, as the builder of
+ * The builder state of earlier versions is read: a state of state schema 2, 3 or 4, as the builder of
  * its time wrote it (fixtures/state-v<N>.sql: the demo import of that commit, dumped), is upgraded
  * in place to STATE_SCHEMA_VERSION by the first command that opens it, `builder release` included,
  * with every row kept; the release built from it answers from those rows. A state of a version
@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openState, STATE_SCHEMA_VERSION, statePath } from '../../builder/state.js';
+import { openState, STATE_HISTORY_TABLES, STATE_SCHEMA_VERSION, statePath } from '../../builder/state.js';
 import { publishRelease } from '../../builder/release/release-command.js';
 import { loadSettings } from '../../shared/config.js';
 import { domainHosting, lookupIp, openRelease } from '../../shared/queries/index.js';
@@ -61,7 +61,15 @@ function numbered(rows: Row[]): Row[] {
   });
 }
 
-for (const fixture of [2, 3]) {
+/** The tables each upgrade adds (empty): 2 → 3 the collector's, 4 → 5 the history and dns_round. */
+function addedSince(fixture: number): string[] {
+  return [
+    ...(fixture < 3 ? ['collect_batch', 'collect_round'] : []),
+    ...(fixture < 5 ? ['dns_round', ...Object.keys(STATE_HISTORY_TABLES)] : []),
+  ].sort();
+}
+
+for (const fixture of [2, 3, 4]) {
   t.test(`state schema ${fixture}: upgraded on open, every row kept`, async (t) => {
     const dir = stateOf(t, fixture);
     const before = dump(dir);
@@ -72,11 +80,11 @@ for (const fixture of [2, 3]) {
     const after = dump(dir);
     t.equal(version(after), String(STATE_SCHEMA_VERSION));
     const added = [...after.keys()].filter((name) => !before.has(name));
-    t.same(added, fixture === 2 ? ['collect_batch', 'collect_round'] : [], 'tables of later versions, empty');
+    t.same(added.sort(), addedSince(fixture), 'tables of later versions, empty');
     for (const name of added) t.same(after.get(name), [], name);
     for (const [name, rows] of before) {
       if (name === 'state_meta') continue;
-      const expected = name === 'asn_range' ? numbered(rows) : rows;
+      const expected = name === 'asn_range' && fixture < 4 ? numbered(rows) : rows;
       const sorted = (list: Row[]) =>
         [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
       t.same(sorted(after.get(name)!), sorted(expected), `${name}: ${rows.length} rows, the same values`);
@@ -121,6 +129,33 @@ t.test('builder release on a state of schema 3 upgrades it and answers from its 
   });
 });
 
+t.test('builder release on a state of schema 4: the history starts with it (epoch 1)', async (t) => {
+  const dir = stateOf(t, 4);
+  const releasesDir = path.join(path.dirname(dir), 'releases');
+  const settings = loadSettings(
+    {},
+    { STATE_DIR: dir, RELEASES_DIR: releasesDir, ASN_MAPPING: 'ip-location-db' },
+  );
+  const { id, file, counts } = publishRelease(settings, { dataset: 'demo', log: () => {} });
+  const after = dump(dir);
+  t.equal(version(after), String(STATE_SCHEMA_VERSION));
+  t.match(after.get('release_epoch'), [{ epoch: 1, release_id: id, round_from: null, round_to: null }]);
+  t.same(after.get('dns_round'), [], 'no DNS round recorded before the upgrade');
+  for (const table of Object.keys(STATE_HISTORY_TABLES).filter((name) => name !== 'release_epoch')) {
+    const release = counts[table];
+    t.equal(after.get(table)!.length, release, `${table}: the release's ${release} versions, in the state`);
+    t.ok(
+      after.get(table)!.every((row) => row.e_from === 1 && row.e_to === null),
+      `${table}: all from epoch 1`,
+    );
+  }
+  t.equal(counts.domain_hist, counts.domain);
+  t.equal(counts.ptr_hist, 1, 'the PTR row');
+  const release = openRelease(file);
+  t.teardown(() => release.close());
+  t.match(lookupIp(release, { ip: '15.181.232.18' }), { provider: 'AWS', ptr: { names: ['api.example'] } });
+});
+
 t.test('a state of a version this builder cannot read is refused, untouched', async (t) => {
   for (const [stored, message] of [
     [
@@ -129,7 +164,7 @@ t.test('a state of a version this builder cannot read is refused, untouched', as
     ],
     [
       '1',
-      `has state schema version 1; this builder reads ${STATE_SCHEMA_VERSION} and upgrades 2 and 3 (version 1, of the builder's first two commits, is not): move the file away and rebuild the state with "npx builder fetch" and "npx builder import"; the state was left untouched`,
+      `has state schema version 1; this builder reads ${STATE_SCHEMA_VERSION} and upgrades 2, 3 and 4 (version 1, of the builder's first two commits, is not): move the file away and rebuild the state with "npx builder fetch" and "npx builder import"; the state was left untouched`,
     ],
   ] as const) {
     const dir = stateOf(t, 3);
