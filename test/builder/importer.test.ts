@@ -214,10 +214,13 @@ t.test('a version 3 state is upgraded: its mapping rows numbered, nothing else t
       ('iptoasn', 4, '192.0.2.0', '192.0.2.255', 64501, 'US', 'x'), ('ip-location-db', 4, '10.0.0.0', '10.0.0.255', 64502, NULL, NULL);
   `);
   old.close();
-  const { openState } = await import('../../builder/state.js');
+  const { openState, STATE_SCHEMA_VERSION } = await import('../../builder/state.js');
   const db = openState(dir);
   t.teardown(() => db.close());
-  t.equal(db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).pluck().get(), '4');
+  t.equal(
+    db.prepare(`SELECT value FROM state_meta WHERE key = 'schema_version'`).pluck().get(),
+    String(STATE_SCHEMA_VERSION),
+  );
   t.same(db.prepare(`SELECT source, seq, first, asn FROM asn_range ORDER BY source, seq`).all(), [
     { source: 'ip-location-db', seq: 1, first: '10.0.0.0', asn: 64502 },
     { source: 'iptoasn', seq: 1, first: '192.0.2.0', asn: 64501 },

@@ -220,8 +220,12 @@ t.test('NDJSON import: rejected lines carry file:line, re-import applies nothing
   t.equal(first.rejectedCount, 1);
   t.equal(first.rejected[0]!.line, 3);
   t.match(first.rejected[0]!.reason, /^"name" "bad name": /);
+  const round = `SELECT min_observed, max_observed FROM dns_round`;
+  const applied = [{ min_observed: 1790812800, max_observed: 1790812801 }];
+  t.same(db.prepare(round).all(), applied, 'a dns_round row: the times the save applied');
   const second = await importObservationFile(db, file);
   t.same(second.counts, { created: 0, confirmed: 0, changed: 0, transient: 0, skipped: 2 });
+  t.same(db.prepare(round).all(), applied, 'a save that applied nothing records no round');
 });
 
 /** What the byte scanner made of a line, as the record parseObservationLine gives. */

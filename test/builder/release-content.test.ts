@@ -63,7 +63,7 @@ const iso = (s: number | null) =>
   s === null ? null : new Date(s * 1000).toISOString().replace('.000Z', 'Z');
 
 t.test('meta: id, schema, coverage labelled demo, sources with sha256', async (t) => {
-  t.equal(meta.schema_version, '3');
+  t.equal(meta.schema_version, '4');
   t.equal(`${meta.release_id}.sqlite`, path.basename(file));
   const coverage = JSON.parse(meta.coverage!);
   t.same(coverage.observation_window, { first: '2026-10-01T00:00:00Z', last: '2026-10-22T00:12:15Z' });

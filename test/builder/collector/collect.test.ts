@@ -342,4 +342,9 @@ t.test('an interrupted round resumes without asking again and never half-applies
   // Answers of the first run keep their time.
   const times = db.prepare(`SELECT DISTINCT last_observed FROM dns_state ORDER BY 1`).pluck().all();
   t.same(times, kept === 36 ? [T0] : [T0, T0 + 60]);
+  t.same(
+    db.prepare(`SELECT min_observed, max_observed FROM dns_round`).raw().all(),
+    [[T0, kept === 36 ? T0 : T0 + 60]],
+    "the forward phase's save: one dns_round row",
+  );
 });
