@@ -17,6 +17,7 @@ import {
   type Release,
 } from '../../shared/queries/index.js';
 import { encodeCursor } from '../../shared/queries/paging.js';
+import { RELEASE_SCHEMA_VERSION } from '../../shared/release-schema.js';
 import { openDemoQueries, epoch } from '../helpers/query-release.js';
 
 const { work, demo, release } = openDemoQueries(t);
@@ -42,7 +43,7 @@ t.test('openRelease refuses a release of schema version 2 and says what to do', 
   t.throws(() => openRelease(old), {
     name: 'ReleaseOpenError',
     message:
-      `release ${old} has schema version 2; this server reads version 3 only: build a new release ` +
+      `release ${old} has schema version 2; this server reads version ${RELEASE_SCHEMA_VERSION} only: build a new release ` +
       'with the builder of this version (npx builder release), or serve with the version that built this file',
   });
 });
