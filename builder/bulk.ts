@@ -7,7 +7,7 @@
 import { ApiError } from '../shared/errors.js';
 import { operationById, type Operation } from '../shared/operations.js';
 import { type CallArguments } from '../shared/parameters.js';
-import type { Release } from '../shared/queries/index.js';
+import { resolveAsOf, type Release } from '../shared/queries/index.js';
 
 export type BulkFormat = 'ndjson' | 'csv' | 'tsv';
 /** Which lookup answers a domain: GET /v1/domain/{d}/hosting or /history. */
@@ -23,6 +23,8 @@ export interface BulkOptions {
    * 3 KB of each line: `builder inspect` shows them once).
    */
   blocks?: boolean;
+  /** Every answer as of this moment (docs/api.md#as-of-a-past-moment); none: the current answers. */
+  asOf?: string | undefined;
 }
 
 export type InputKind = 'ip' | 'asn' | 'domain';
@@ -102,6 +104,8 @@ export class BulkEnricher {
   /** `,"coverage":…,"attribution":…,"release":…}` and the newline, as bytes. */
   private readonly blocksTail: Buffer;
   private readonly context;
+  /** The blocks every answer carries (the release's, or those as of options.asOf). */
+  private readonly blocks: Pick<Release, 'coverage' | 'attribution' | 'release'>;
 
   constructor(
     private readonly release: Release,
@@ -112,10 +116,12 @@ export class BulkEnricher {
     if (options.format === 'ndjson' && options.fields !== null)
       throw new Error('--fields applies to --format csv or tsv; NDJSON lines carry the whole answer');
     this.paths = options.fields?.map(parseFieldPath) ?? null;
+    // As of a moment, every answer carries that moment's blocks (checked here: a bad one fails once).
+    this.blocks = options.asOf === undefined ? release : resolveAsOf(release, options.asOf).blocks;
     const blocksJson = JSON.stringify({
-      coverage: release.coverage,
-      attribution: release.attribution,
-      release: release.release,
+      coverage: this.blocks.coverage,
+      attribution: this.blocks.attribution,
+      release: this.blocks.release,
     }).slice(1, -1);
     this.blocksTail = Buffer.from(`,${blocksJson}}\n`);
     this.context = { release, pageSize: (n: number) => n };
@@ -144,6 +150,7 @@ export class BulkEnricher {
     const kind = classifyInput(input);
     const op = kind === 'domain' && this.options.domains === 'history' ? LOOKUPS.history : LOOKUPS[kind];
     const args: CallArguments = { [op.pathParameter!]: input };
+    if (this.options.asOf !== undefined) args.as_of = this.options.asOf;
     let body: Record<string, unknown>;
     let error: { error: string; message: string } | null = null;
     try {
@@ -177,7 +184,7 @@ export class BulkEnricher {
     failed: boolean,
   ): [string, Buffer | null] {
     const head = `{"input":${JSON.stringify(input)},"lookup":"${lookup}",`;
-    const r = this.release;
+    const r = this.blocks;
     // The blocks are the same on every answer: serialised once (they are the body's last keys).
     if (
       !failed &&

@@ -68,11 +68,13 @@ function argumentsOf(
   op: Operation,
   value: string | undefined,
   options: Record<string, unknown>,
+  parent: Record<string, unknown>,
 ): CallArguments {
   const args: Record<string, unknown> = {};
   if (op.pathParameter !== undefined) args[op.pathParameter] = value;
   for (const name of op.query) {
-    const option = options[keyOf(name)];
+    // `query` has --as-of too (bulk); commander gives it to the parent wherever it stands.
+    const option = options[keyOf(name)] ?? parent[keyOf(name)];
     args[name] = QUERY_PARAMETERS[name].kind === 'boolean' ? option === true : option;
   }
   return args as CallArguments;
@@ -97,6 +99,10 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
       'bulk NDJSON: leave out coverage, attribution and release (the same on every line; see "builder inspect")',
     )
     .option('--release <id>', 'release id or file name (default: the CURRENT release)')
+    .option(
+      '--as-of <moment>',
+      'answer as of this moment: an ISO 8601 date or timestamp in UTC (docs/api.md#as-of-a-past-moment)',
+    )
     .action(
       async (options: {
         file?: string;
@@ -105,6 +111,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
         domains: string;
         blocks: boolean;
         release?: string;
+        asOf?: string;
       }) => {
         if (options.file === undefined) {
           query.help({ error: true });
@@ -121,6 +128,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
             fields: options.fields === undefined ? null : options.fields.split(',').map((f) => f.trim()),
             domains: options.domains as DomainLookup,
             blocks: options.blocks,
+            asOf: options.asOf,
           });
           if (result.failed > 0) {
             console.error(`query: ${result.failed} of ${result.inputs} inputs answered with an error`);
@@ -146,7 +154,8 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
       const chosen = options.release ?? (query.opts() as { release?: string }).release;
       const release = openChosen(releasesDir(), chosen);
       try {
-        const body = op.run(argumentsOf(op, value, options), { release, pageSize: (n) => n });
+        const args = argumentsOf(op, value, options, query.opts());
+        const body = op.run(args, { release, pageSize: (n) => n });
         console.log(JSON.stringify(body, null, 2));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

@@ -39,6 +39,9 @@ export const Coverage = z
     semantics: z.array(z.string()).meta({ description: 'the reading rules, in short' }),
     dataset: z.literal('demo').optional().meta({ description: 'present on the demo data only' }),
     note: z.string().optional().meta({ description: 'what the demo data is' }),
+    as_of: timestamp
+      .optional()
+      .meta({ description: 'present on an answer as of a past moment (as_of): the moment asked' }),
   })
   .meta({ description: 'What the answer rests on.' })
   .register(apiRegistry, { id: 'Coverage' });

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { apiRegistry } from '../../shared/api-schemas.js';
 import { OPERATIONS } from '../../shared/operations.js';
+import { QUERY_PARAMETERS, type QueryParameter } from '../../shared/parameters.js';
 import { MCP_PATH } from '../mcp/path.js';
 import { DNSDB_SCHEME, DNSDB_SPECS } from './openapi-dnsdb.js';
 import { parametersOf, strip, type JsonSchema, type OperationSpec } from './operation-spec.js';
@@ -54,7 +55,8 @@ const OPERATION_SPECS: OperationSpec[] = [
     errors: op.errors,
     secured: true,
     origin: true,
-    validatesQuery: op.query.length > 0,
+    // A parameter with a code of its own (as_of) is refused with it, never in a `detail` list.
+    validatesQuery: op.query.some((name) => (QUERY_PARAMETERS[name] as QueryParameter).code === undefined),
   })),
   {
     method: 'get',
@@ -144,7 +146,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: '`unauthorized`: key missing, mistyped, revoked, expired, or sent in the URL. Fix the header.',
   402: '`quota_exceeded` (wait for next month) or `project_cap_exceeded` (raise or remove the cap).',
   410: '`cursor_expired`: the data release changed since the cursor was issued. Restart without a cursor.',
-  422: 'The path parameter is invalid (`invalid_ip`, `non_public_ip`, `invalid_domain`, `invalid_asn`).',
+  422: 'The path parameter is invalid (`invalid_ip`, `non_public_ip`, `invalid_domain`, `invalid_asn`), or `as_of` is malformed, in the future or before the oldest release kept (`as_of_out_of_range`, on the operations that take it).',
   429: '`rate_limited`: wait `Retry-After` seconds.',
   413: '`payload_too_large`: the request body is over 1 MiB. Send less.',
   500: '`internal_error`: retry once.',

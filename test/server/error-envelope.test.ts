@@ -119,6 +119,33 @@ t.test('with the demo release and real keys', async (t) => {
     }
   });
 
+  t.test(
+    'as_of: its own 422 code, never a detail list; a release without history refuses every moment',
+    async (t) => {
+      for (const route of ROUTES.filter((r) => r.name !== 'ping')) {
+        for (const query of [
+          'as_of=yesterday',
+          `as_of=${'2026'.repeat(11)}`,
+          'as_of=2026-10-05&as_of=2026-10-06',
+          'as_of=2026-10-05',
+          // Both refused by the query-string schema: as_of's own code, not the detail list.
+          `limit=0&as_of=${'2026'.repeat(11)}`,
+        ]) {
+          if (query.startsWith('limit') && !route.paged) continue;
+          const r = await s.get(`${route.path}?${query}`);
+          t.equal(r.status, 422, `${route.name}?${query.slice(0, 30)}`);
+          t.equal(
+            (r.json() as { error: string }).error,
+            'as_of_out_of_range',
+            `${route.name}?${query.slice(0, 30)}`,
+          );
+        }
+      }
+      const plain = await s.get('/v1/ip/23.228.249.10');
+      t.notOk('as_of' in (plain.json() as { coverage: object }).coverage, 'no as_of: no echo');
+    },
+  );
+
   t.test('422 detail list for out-of-range query parameters', async (t) => {
     const cases: Array<[string, Array<{ loc: string[]; type: string }>]> = [
       ['limit=0', [{ loc: ['query', 'limit'], type: 'greater_than_equal' }]],

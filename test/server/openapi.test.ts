@@ -35,27 +35,27 @@ const EXPECTED: Record<string, { method: string; statuses: string[]; query: stri
   '/v1/ip/{ip}': {
     method: 'get',
     statuses: ['200', '308', '401', '402', '403', '422', '429', '500', '503', 'default'],
-    query: [],
+    query: ['as_of'],
   },
   '/v1/ip/{ip}/domains': {
     method: 'get',
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
-    query: ['include_ended', 'limit', 'cursor', 'from', 'to', 'strict'],
+    query: ['include_ended', 'limit', 'cursor', 'from', 'to', 'strict', 'as_of'],
   },
   '/v1/domain/{domain}/history': {
     method: 'get',
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
-    query: ['limit', 'cursor', 'from', 'to', 'strict'],
+    query: ['limit', 'cursor', 'from', 'to', 'strict', 'as_of'],
   },
   '/v1/domain/{domain}/hosting': {
     method: 'get',
     statuses: ['200', '308', '401', '402', '403', '422', '429', '500', '503', 'default'],
-    query: [],
+    query: ['as_of'],
   },
   '/v1/asn/{asn}': {
     method: 'get',
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
-    query: ['limit', 'cursor'],
+    query: ['limit', 'cursor', 'as_of'],
   },
   '/v1/ping': {
     method: 'get',

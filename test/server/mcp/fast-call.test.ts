@@ -97,6 +97,9 @@ const CALLS: Call[] = [
   modern('ip_domains', { ip: '10.0.0.1' }, { refusal: 'non_public_ip' }),
   modern('lookup_asn', { asn: 'AS13335', limit: 0 }, { refusal: 'invalid_arguments' }),
   modern('lookup_asn', { asn: 'AS13335', cursor: 'garbage' }, { refusal: 'invalid_cursor' }),
+  modern('lookup_ip', { ip: '1.1.1.1', as_of: 'yesterday' }, { refusal: 'as_of_out_of_range' }),
+  modern('domain_hosting', { domain: 'example.com', as_of: 20261005 }, { refusal: 'as_of_out_of_range' }),
+  modern('lookup_asn', { asn: 'AS13335', as_of: '2026-10-05' }, { refusal: 'as_of_out_of_range' }),
   legacy('lookup_ip', { ip: 'example.com' }, { refusal: 'invalid_ip' }),
   // Other shapes, answered by the SDK.
   modern('lookup_ip', { ip: '1.1.1.1' }, { rest: '/v1/ip/1.1.1.1' }, 5, { progressToken: 7 }),
