@@ -160,8 +160,10 @@ function parseCsvRow(line: string): MappingRow {
       let out = '';
       i++;
       while (i < line.length) {
-        if (line[i] === '"' && line[i + 1] === '"') ((out += '"'), (i += 2));
-        else if (line[i] === '"') break;
+        if (line[i] === '"' && line[i + 1] === '"') {
+          out += '"';
+          i += 2;
+        } else if (line[i] === '"') break;
         else out += line[i++];
       }
       cells.push(out);

@@ -51,14 +51,9 @@ const LINODE = '72.14.177.42';
 const CLOUDFLARE_SHOP = ['104.21.48.7', '172.67.182.31'];
 
 /**
- * The names of the rounds and their plans, given the number of rounds. Rounds are 0-based; `at`
- * picks the answer of the round from a list of (first round, answer) changes.
+ * The names of the rounds and their plans, given the number of rounds (0-based rounds).
  */
 function plans(rounds: number): Array<[string, Plan]> {
-  const at =
-    (...changes: Array<[number, Answer]>) =>
-    (r: number): Answer =>
-      changes.filter(([from]) => from <= r).at(-1)![1];
   const third = Math.min(2, rounds - 1);
   const fourth = Math.min(3, rounds - 1);
   const late = Math.max(1, rounds - 1);
