@@ -29,7 +29,8 @@ const now = Number(option('--now'));
 const commands: string[][] = [];
 for (const arg of argv.slice(split + 1)) {
   if (arg === '--') commands.push([]);
-  else commands.length === 0 ? commands.push([arg]) : commands[commands.length - 1]!.push(arg);
+  else if (commands.length === 0) commands.push([arg]);
+  else commands[commands.length - 1]!.push(arg);
 }
 
 try {

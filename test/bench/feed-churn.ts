@@ -27,7 +27,7 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { formatValue, parseCidr, parseIp } from '../../shared/ip.js';
-import { Mulberry32 } from './observation-generator/prng.js';
+import type { Mulberry32 } from './observation-generator/prng.js';
 
 export const CHURN = {
   mappingRows: 0.0013,
