@@ -6,8 +6,9 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { HISTORY_TABLES } from '../shared/release-schema.js';
 
-export const STATE_SCHEMA_VERSION = 4;
+export const STATE_SCHEMA_VERSION = 5;
 
 /**
  * Older versions this builder upgrades in place. Steps that only add tables are applying the
@@ -16,10 +17,29 @@ export const STATE_SCHEMA_VERSION = 4;
  * 3 → 4: asn_range keeps every row of a mapping, nested ones included: keyed by (source, seq),
  * the row's position in its snapshot, instead of (source, version, first), which kept one row per
  * start address. Rows an older import dropped come back with the next import of that mapping.
+ * 4 → 5: the history of the releases (release_epoch and the *_hist tables, docs/decisions/0033-as-of.md)
+ * and the record of DNS rounds (dns_round); the history starts with the next release.
  */
-const UPGRADABLE_FROM = new Set([2, 3]);
+const UPGRADABLE_FROM = new Set([2, 3, 4]);
 
 export type StateDb = Database.Database;
+
+/**
+ * The history of the published releases, declared as the release file declares it
+ * (shared/release-schema.ts HISTORY_TABLES) so that a release copies it as it is: its epoch table
+ * is release_epoch here. Written after each publish (builder/release/history-state.ts).
+ */
+export const STATE_HISTORY_TABLES: Record<string, string> = Object.fromEntries(
+  Object.entries(HISTORY_TABLES).map(([name, ddl]) => {
+    const table = stateHistoryTable(name);
+    return [table, ddl.replace(`CREATE TABLE ${name} `, `CREATE TABLE IF NOT EXISTS ${table} `)];
+  }),
+);
+
+/** The state's name of a history table of the release (epoch: release_epoch). */
+export function stateHistoryTable(releaseTable: string): string {
+  return releaseTable === 'epoch' ? 'release_epoch' : releaseTable;
+}
 
 /**
  * dns_state, also created in the scratch files where a big save writes its rows in parallel
@@ -146,6 +166,18 @@ CREATE TABLE IF NOT EXISTS collect_batch (
   round_id INTEGER NOT NULL,
   answers TEXT NOT NULL
 );
+
+-- One row per save of the DNS state that applied observations (builder import observations, the
+-- collector's forward phase): when, and the oldest and newest observation time it applied. The
+-- last one is the round window of the next release's epoch (docs/decisions/0033-as-of.md).
+CREATE TABLE IF NOT EXISTS dns_round (
+  id INTEGER PRIMARY KEY,
+  applied_at INTEGER NOT NULL,
+  min_observed INTEGER NOT NULL,
+  max_observed INTEGER NOT NULL
+);
+
+${Object.values(STATE_HISTORY_TABLES).join(';\n')};
 `;
 
 export function statePath(stateDir: string): string {
@@ -197,10 +229,17 @@ function unreadableState(file: string, version: string): string {
     );
   }
   return (
-    `${said}; this builder reads ${STATE_SCHEMA_VERSION} and upgrades ${[...UPGRADABLE_FROM].join(' and ')} ` +
+    `${said}; this builder reads ${STATE_SCHEMA_VERSION} and upgrades ${listed([...UPGRADABLE_FROM])} ` +
     "(version 1, of the builder's first two commits, is not): move the file away and rebuild the " +
     'state with "npx builder fetch" and "npx builder import"; the state was left untouched'
   );
+}
+
+/** "2, 3 and 4". */
+function listed(versions: number[]): string {
+  return versions.length < 2
+    ? versions.join('')
+    : `${versions.slice(0, -1).join(', ')} and ${versions.at(-1)}`;
 }
 
 /** 3 → 4: asn_range keyed by (source, seq); the kept rows numbered in (version, first) order. */

@@ -49,6 +49,11 @@ export const SETTINGS = {
     description:
       'A release with more than this share fewer current DNS answers (name, address) than the current release is not published, unless forced (builder release --force).',
   },
+  RELEASE_HISTORY_DAYS: {
+    schema: z.coerce.number().int().min(0).default(0),
+    description:
+      'Days of past releases each release keeps for as_of (docs/decisions/0033-as-of.md): older epochs, and the versions only they held, are dropped at release time; the release current at the cutoff is kept (0: keep every release).',
+  },
   FEED_MIRROR: {
     schema: z.string().default(''),
     description:

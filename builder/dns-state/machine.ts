@@ -137,6 +137,9 @@ export class DnsStateMachine {
       state.dirty[k] = 1;
       state.dirtyCount++;
     }
+    // Comparisons false for NaN: the first applied observation sets both.
+    if (!(t >= state.appliedMin)) state.appliedMin = t;
+    if (!(t <= state.appliedMax)) state.appliedMax = t;
   }
 
   /** A different answer: addresses that left end their interval, those that joined open one. */

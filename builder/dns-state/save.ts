@@ -1,9 +1,10 @@
 /**
- * Saves the DNS state in ONE transaction: the new names, the new dns_ended rows and the dns_state
- * rows that changed. Nothing reaches the database before that commit, so a process that dies
+ * Saves the DNS state in ONE transaction: the new names, the new dns_ended rows, the dns_state
+ * rows that changed and a dns_round row (the times of the observations applied). Nothing reaches the database before that commit, so a process that dies
  * mid-import leaves the state as it was, and the rerun redoes the work. saveStateInParallel
  * (parallel-save.ts) is the same save with the dns_state rows bound in worker threads.
  */
+import { nowEpoch } from '../../shared/time.js';
 import type { StateDb } from '../state.js';
 import { RowWriter } from '../row-writer.js';
 import type { StateKeys } from './state-keys.js';
@@ -153,6 +154,13 @@ export function writeNamesAndEnded(db: StateDb, state: StateKeys, plan: SavePlan
   }
   ended.flush();
   plan.result.ended = ended.written;
+  if (!Number.isNaN(state.appliedMin)) {
+    db.prepare(`INSERT INTO dns_round (applied_at, min_observed, max_observed) VALUES (?, ?, ?)`).run(
+      nowEpoch(),
+      state.appliedMin,
+      state.appliedMax,
+    );
+  }
   step(plan, 'ended');
 }
 
@@ -166,6 +174,8 @@ export function finishSave(state: StateKeys, plan: SavePlan): SaveResult {
   state.endedFirst = [];
   state.endedLast = [];
   state.endedAt = [];
+  state.appliedMin = NaN;
+  state.appliedMax = NaN;
   state.dirty.fill(0);
   state.dirtyCount = 0;
   plan.result.seconds = (performance.now() - plan.started) / 1000;

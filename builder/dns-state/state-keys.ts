@@ -42,6 +42,13 @@ export class StateKeys {
   endedLast: number[] = [];
   endedAt: number[] = [];
 
+  /**
+   * Oldest and newest time of the observations applied since the last save (NaN: none), the
+   * dns_round row the save appends.
+   */
+  appliedMin = NaN;
+  appliedMax = NaN;
+
   /** Index of the stored name with this id, or -1 (binary search in byId). */
   indexOfId(id: number): number {
     let lo = 0;

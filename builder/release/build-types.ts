@@ -13,6 +13,8 @@ export interface BuildOptions {
   dataset: 'production' | 'demo';
   /** Share of an AS's routed IPv4 space that published cloud/hosting/CDN ranges must cover for our own category. */
   ownCategoryThreshold: number;
+  /** RELEASE_HISTORY_DAYS: the epochs the release's history keeps (0: all; builder/release/history.ts). */
+  historyDays: number;
   log: (line: string) => void;
 }
 

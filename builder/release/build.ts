@@ -16,7 +16,8 @@ import { intervalsByValue, readIntervals, writeIntervals } from './dns-tables/in
 import { workerSummariesFrom, writeIpSummaries } from './dns-tables/ip-summaries.js';
 import { PackedText } from './dns-tables/packed-text.js';
 import type { BuildOptions, BuildResult } from './build-types.js';
-import { intervalWindow, writeMeta } from './meta.js';
+import { describeChanges, writeHistory } from './history.js';
+import { intervalWindow, writeCounts, writeMeta } from './meta.js';
 import { pagesFileOf, shareIntervals, startReleaseWorker, WORKER_TABLES } from './worker-client.js';
 
 export function buildRelease(file: string, options: BuildOptions): BuildResult {
@@ -130,9 +131,20 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
       for (const ddl of otherIndexes) db.exec(ddl);
     });
     db.exec(`INSERT INTO ptr SELECT ip, names, status, checked_at, last_confirmed FROM st.ptr`);
-    const counts = phase('meta', () =>
+    const meta = phase('meta', () =>
       writeMeta(db, options, intervalWindow(intervals), lastObserved, contributors),
     );
+    const history = phase('history', () =>
+      writeHistory(db, {
+        releaseId: options.releaseId,
+        builtAt: options.builtAt,
+        dnsCut: lastObserved,
+        ...meta,
+        retentionDays: options.historyDays,
+      }),
+    );
+    options.log(`    epoch ${history.epoch} (oldest kept ${history.oldest}): ${describeChanges(history)}`);
+    const counts = writeCounts(db);
     db.exec('COMMIT');
     db.exec('DETACH DATABASE st');
     phase('analyze', () => {

@@ -1,6 +1,6 @@
 /**
  * The meta table of a release: schema version, release id, build time, coverage, attribution,
- * source snapshots and row counts (the keys: shared/release-schema.ts META_KEYS).
+ * source snapshots (writeMeta) and, once the history is written too, row counts (writeCounts) (the keys: shared/release-schema.ts META_KEYS).
  */
 import type Database from 'better-sqlite3';
 import { META_KEYS, RELEASE_SCHEMA_VERSION, RELEASE_TABLES, SEMANTICS } from '../../shared/release-schema.js';
@@ -31,7 +31,7 @@ export function writeMeta(
   /** max(last_observed) of the DNS state (the worker thread reads it): null when there is none. */
   lastQuery: number | null,
   contributors: string[],
-): Record<string, number> {
+): { coverage: string; attribution: string } {
   const seedSnapshot = db
     .prepare(`SELECT files FROM st.source_snapshot WHERE kind = 'seed'`)
     .pluck()
@@ -129,20 +129,26 @@ export function writeMeta(
       return def && used.has(s.source) ? [def.attribution] : [];
     }),
   ];
-  const counts: Record<string, number> = {};
-  for (const table of Object.keys(RELEASE_TABLES)) {
-    if (table === 'meta') continue;
-    counts[table] = db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-  }
+  const meta = { coverage: JSON.stringify(coverage), attribution: JSON.stringify(attribution) };
   const insert = db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?)`);
   db.transaction(() => {
     insert.run(META_KEYS.schemaVersion, String(RELEASE_SCHEMA_VERSION));
     insert.run(META_KEYS.releaseId, options.releaseId);
     insert.run(META_KEYS.builtAt, toIso(options.builtAt));
-    insert.run(META_KEYS.coverage, JSON.stringify(coverage));
-    insert.run(META_KEYS.attribution, JSON.stringify(attribution));
+    insert.run(META_KEYS.coverage, meta.coverage);
+    insert.run(META_KEYS.attribution, meta.attribution);
     insert.run(META_KEYS.sources, JSON.stringify(sources));
-    insert.run(META_KEYS.counts, JSON.stringify(counts));
   })();
+  return meta;
+}
+
+/** The meta's row counts of every table (the history's included), written last; returned. */
+export function writeCounts(db: Database.Database): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const table of Object.keys(RELEASE_TABLES)) {
+    if (table === 'meta') continue;
+    counts[table] = db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  }
+  db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?)`).run(META_KEYS.counts, JSON.stringify(counts));
   return counts;
 }

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../../shared/config.js';
 import { nowEpoch } from '../../shared/time.js';
-import { openState, statePath } from '../state.js';
+import { openState, statePath, type StateDb } from '../state.js';
+import { recordHistory } from './history-state.js';
 import { buildRelease } from './build.js';
 import { gateRelease, ReleaseRefusedError, type ReleaseDrop } from './release-gate.js';
 import {
@@ -24,7 +25,13 @@ import {
  */
 export function publishRelease(
   settings: Settings,
-  options: { dataset: 'production' | 'demo'; force?: boolean; log?: (line: string) => void },
+  options: {
+    dataset: 'production' | 'demo';
+    force?: boolean;
+    log?: (line: string) => void;
+    /** The build's clock (epoch seconds; default now): its release id and built_at (tests). */
+    now?: number;
+  },
 ): { id: string; file: string; counts: Record<string, number>; forced: ReleaseDrop[] } {
   const log = options.log ?? ((line: string) => console.log(line));
   const releasesDir = settings.RELEASES_DIR;
@@ -32,11 +39,19 @@ export function publishRelease(
   try {
     // The build reads the state file directly: a state of an earlier version is upgraded first
     // (and one of an unknown version refused, untouched), as every other command does.
-    if (fs.existsSync(statePath(settings.STATE_DIR))) openState(settings.STATE_DIR).close();
+    // The state's history catches up with CURRENT's first, when a builder stopped between a
+    // publish and its copy into the state (history-state.ts).
+    if (fs.existsSync(statePath(settings.STATE_DIR))) {
+      withState(settings.STATE_DIR, (state) => {
+        const current = currentReleaseFile(releasesDir);
+        const added = current && fs.existsSync(current) ? recordHistory(state, current, false) : 0;
+        if (added > 0) log(`the state's history caught up with ${path.basename(current!)} (${added} epochs)`);
+      });
+    }
     const leftovers = cleanLeftovers(releasesDir);
     if (leftovers.length > 0) log(`removed leftovers of an interrupted run: ${leftovers.join(', ')}`);
     const started = performance.now();
-    const { id, builtAt } = nextReleaseId(releasesDir, nowEpoch());
+    const { id, builtAt } = nextReleaseId(releasesDir, options.now ?? nowEpoch());
     const temp = tempReleasePath(releasesDir, id);
     log(`building release ${id}`);
     const { counts } = buildRelease(temp, {
@@ -48,6 +63,7 @@ export function publishRelease(
         .filter(Boolean),
       dataset: options.dataset,
       ownCategoryThreshold: settings.OWN_CATEGORY_THRESHOLD,
+      historyDays: settings.RELEASE_HISTORY_DAYS,
       log,
     });
     const checkStarted = performance.now();
@@ -64,6 +80,9 @@ export function publishRelease(
     const publishStarted = performance.now();
     const file = publishFile(releasesDir, temp, id);
     log(`  fsync and publish: ${((performance.now() - publishStarted) / 1000).toFixed(1)} s`);
+    const historyStarted = performance.now();
+    withState(settings.STATE_DIR, (state) => recordHistory(state, file, true));
+    log(`  history into the state: ${((performance.now() - historyStarted) / 1000).toFixed(1)} s`);
     const seconds = (performance.now() - started) / 1000;
     const size = fs.statSync(file).size;
     log(
@@ -77,6 +96,15 @@ export function publishRelease(
     return { id, file, counts, forced: gate.drops };
   } finally {
     release();
+  }
+}
+
+function withState<T>(stateDir: string, fn: (state: StateDb) => T): T {
+  const state = openState(stateDir);
+  try {
+    return fn(state);
+  } finally {
+    state.close();
   }
 }
 
