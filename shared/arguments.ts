@@ -61,6 +61,8 @@ export function parseToolArguments(op: Operation, raw: unknown): CallArguments {
   const field = typeof issue.path[0] === 'string' ? issue.path[0] : '';
   if (op.pathParameter !== undefined && field === op.pathParameter)
     throw new ApiError(PATH_PARAMETERS[op.pathParameter].code);
+  const coded = codedRefusal(op, [field]);
+  if (coded !== null) throw coded;
   const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
   throw new ApiError('invalid_arguments', `${where}${argumentMessage(issue)}`);
 }
@@ -78,4 +80,18 @@ function argumentMessage(issue: z.core.$ZodIssue): string {
     default:
       return issue.message;
   }
+}
+
+/**
+ * The refusal of a bad value of a query parameter that has an Errors-table code of its own (as_of:
+ * as_of_out_of_range), when one of `names` (the parameters with a bad value) is such a parameter;
+ * null when none is. REST and MCP refuse it with that code instead of their generic refusal.
+ */
+export function codedRefusal(op: Operation, names: ReadonlyArray<string | number>): ApiError | null {
+  for (const name of names) {
+    if (typeof name !== 'string' || !(op.query as readonly string[]).includes(name)) continue;
+    const p: QueryParameter = QUERY_PARAMETERS[name as keyof typeof QUERY_PARAMETERS];
+    if (p.code !== undefined) return new ApiError(p.code);
+  }
+  return null;
 }

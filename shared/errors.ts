@@ -40,6 +40,11 @@ export const ERROR_TABLE = {
     status: 422,
     message: 'not an AS number from 1 to 4294967295: send 64500 or AS64500',
   },
+  as_of_out_of_range: {
+    status: 422,
+    message:
+      'as_of is not a moment this release answers for: send an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 or 2026-10-05T12:00:00Z, from the oldest release kept to now',
+  },
   /**
    * MCP only: a tool argument other than the looked-up thing is out of range or of the wrong type
    * (what REST answers with a `{detail}` list, which has no code); the message names the argument.

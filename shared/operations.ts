@@ -15,10 +15,15 @@ import {
   DEFAULT_LIMIT,
   timeFence,
   domainHistory,
+  domainHistoryAsOf,
   domainHosting,
+  domainHostingAsOf,
   ipDomains,
+  ipDomainsAsOf,
   lookupAsn,
+  lookupAsnAsOf,
   lookupIp,
+  lookupIpAsOf,
   type Release,
 } from './queries/index.js';
 
@@ -107,7 +112,7 @@ export const OPERATIONS: readonly Operation[] = [
     id: 'lookup_ip',
     path: '/v1/ip/{ip}',
     pathParameter: 'ip',
-    query: [],
+    query: ['as_of'],
     command: 'ip',
     tool: true,
     tag: 'IP',
@@ -123,14 +128,19 @@ export const OPERATIONS: readonly Operation[] = [
       '`ip`; `asn` (null when the mapping has no range) with `asn` (integer; null for AS0 "not routed"), `route` (CIDR), `descr`, `country` (registry country), `source` (the mapping that answered), `category` (isp, hosting, cdn, business, banking, education_research, government_admin; null = unclassified; can be wrong; never sets is_datacenter), `category_source` (own or external), `network_role` (tier1_transit, major_transit, midsize_transit, access_provider, content_network, stub; null = unclassified); `is_datacenter`, `is_cdn` (true or null); `provider` and `prefix` (from cloud, hosting and CDN ranges only); `provider_ranges` (every published range holding the IP: prefix, provider, category, metadata, first_seen, last_seen; category one of cloud, hosting, cdn, tor_exit, relay, crawler); `ptr` (null when never checked; else names, status, checked_at, last_confirmed); `domains` {current_count, sample (at most 10), first_observed, last_confirmed}; `is_bogon`, `bogon`; coverage, attribution, release. A bogon (private, reserved, loopback, link-local, documentation, CGNAT, multicast) answers only `is_bogon: true` and `bogon`; `is_bogon: false` does not mean the address is allocated.',
     response: 'IpLookup',
     errors: LOOKUP_ERRORS,
-    run: (args, { release }) => lookupIp(release, { ip: args.ip! }),
+    alsoRefuses: ['as_of_out_of_range'],
+    run: (args, { release }) =>
+      args.as_of === undefined
+        ? lookupIp(release, { ip: args.ip! })
+        : lookupIpAsOf(release, { ip: args.ip! }, args.as_of),
     billable: (body) => (body as { is_bogon?: boolean }).is_bogon !== true,
     // An answer depends only on the release and the address, and a popular address is asked again
     // and again; a kept answer is 0.5–1.7 KB (the release blocks are shared): 16,384 stay under 32 MB.
     answerCache: {
       entries: 16_384,
       admission: 'asked-twice',
-      key: (args) => args.ip ?? null,
+      // An answer as of a past moment is never kept (nor served from the current answers).
+      key: (args) => (args.as_of !== undefined ? null : (args.ip ?? null)),
       worthKeeping: always,
     },
   },
@@ -138,7 +148,7 @@ export const OPERATIONS: readonly Operation[] = [
     id: 'ip_domains',
     path: '/v1/ip/{ip}/domains',
     pathParameter: 'ip',
-    query: ['include_ended', 'limit', 'cursor', 'from', 'to', 'strict'],
+    query: ['include_ended', 'limit', 'cursor', 'from', 'to', 'strict', 'as_of'],
     command: 'ip-domains',
     tool: true,
     tag: 'IP',
@@ -156,22 +166,26 @@ export const OPERATIONS: readonly Operation[] = [
       '`ip`, `include_ended`, `items` (oldest first, one per answer interval: domain, record_type A or AAAA, first_observed, last_confirmed, ended_at, current), `next_cursor`, coverage, attribution, release.',
     response: 'IpDomainsPage',
     errors: PAGED_ERRORS,
-    alsoRefuses: ['non_public_ip'],
-    run: (args, { release, pageSize }) =>
-      ipDomains(release, {
+    alsoRefuses: ['non_public_ip', 'as_of_out_of_range'],
+    run: (args, { release, pageSize }) => {
+      const params = {
         ip: args.ip!,
         includeEnded: args.include_ended ?? false,
         limit: pageSize(args.limit ?? DEFAULT_LIMIT),
         cursor: args.cursor,
         fence: timeFence(args),
-      }),
+      };
+      return args.as_of === undefined
+        ? ipDomains(release, params)
+        : ipDomainsAsOf(release, params, args.as_of);
+    },
     billable: always,
   },
   {
     id: 'domain_history',
     path: '/v1/domain/{domain}/history',
     pathParameter: 'domain',
-    query: ['limit', 'cursor', 'from', 'to', 'strict'],
+    query: ['limit', 'cursor', 'from', 'to', 'strict', 'as_of'],
     command: 'history',
     tool: true,
     tag: 'Domain',
@@ -189,20 +203,25 @@ export const OPERATIONS: readonly Operation[] = [
       '`domain` (normalized); `observed` (false = the name is outside the resolved set, i.e. not covered; it does not mean the name has no DNS); `current` (latest state per record type: record_type, outcome positive/nxdomain/nodata/timeout/servfail/malformed, outcome_class positive/negative/transient, values, cnames, last_observed, last_confirmed, last_positive, age_seconds, stale, stale_reason); `intervals` (every answer, oldest first: record_type, value, first_observed, last_confirmed, ended_at, current; `value` may be a private address, which has no IP lookup); `next_cursor`; coverage, attribution, release. A new or long-tail domain is usually `observed: false`: say "not covered", not "no DNS".',
     response: 'DomainHistoryPage',
     errors: PAGED_ERRORS,
-    run: (args, { release, pageSize }) =>
-      domainHistory(release, {
+    alsoRefuses: ['as_of_out_of_range'],
+    run: (args, { release, pageSize }) => {
+      const params = {
         domain: args.domain!,
         limit: pageSize(args.limit ?? DEFAULT_LIMIT),
         cursor: args.cursor,
         fence: timeFence(args),
-      }),
+      };
+      return args.as_of === undefined
+        ? domainHistory(release, params)
+        : domainHistoryAsOf(release, params, args.as_of);
+    },
     billable: always,
   },
   {
     id: 'domain_hosting',
     path: '/v1/domain/{domain}/hosting',
     pathParameter: 'domain',
-    query: [],
+    query: ['as_of'],
     command: 'hosting',
     tool: true,
     tag: 'Domain',
@@ -217,14 +236,18 @@ export const OPERATIONS: readonly Operation[] = [
       "`domain`, `hosting` (runs oldest first; one run per stretch of time on one network, i.e. routing ASN plus cloud, hosting or CDN provider: public, asn, as_name, provider, category, addresses, record_types, first_observed, last_confirmed, ended_at, current), `truncated`, coverage, attribution, release. A domain that leaves a network and returns gets a new run; a run's network is the current release's mapping applied to the run's addresses, not the routing at that time.",
     response: 'DomainHosting',
     errors: LOOKUP_ERRORS,
-    run: (args, { release }) => domainHosting(release, { domain: args.domain! }),
+    alsoRefuses: ['as_of_out_of_range'],
+    run: (args, { release }) =>
+      args.as_of === undefined
+        ? domainHosting(release, { domain: args.domain! })
+        : domainHostingAsOf(release, { domain: args.domain! }, args.as_of),
     billable: always,
   },
   {
     id: 'lookup_asn',
     path: '/v1/asn/{asn}',
     pathParameter: 'asn',
-    query: ['limit', 'cursor'],
+    query: ['limit', 'cursor', 'as_of'],
     command: 'asn',
     tool: true,
     tag: 'ASN',
@@ -241,12 +264,17 @@ export const OPERATIONS: readonly Operation[] = [
       "`asn`; `is_bogon` and `bogon` {first, last, name, rfc} for AS numbers reserved for private use, documentation or special purpose (23456, 64496 to 65551, 4200000000 to 4294967295; such numbers have no ranges); `name`, `country`, `source`; `category`, `category_source`, `network_role` as for IPs; `routes` {ipv4, ipv6} (counts of ranges); `ipv4_addresses`; `providers` (published cloud, hosting and CDN ranges inside the AS's ranges, per feed: provider, category, ranges; empty = none matched); `observed` {ips, domains} or null when not counted (null is unknown, never zero); `ranges` (IPv4 first, then IPv6: first, last, prefixes); `next_cursor`; coverage, attribution, release.",
     response: 'AsnLookup',
     errors: PAGED_ERRORS,
-    run: (args, { release, pageSize }) =>
-      lookupAsn(release, {
+    alsoRefuses: ['as_of_out_of_range'],
+    run: (args, { release, pageSize }) => {
+      const params = {
         asn: String(args.asn),
         limit: pageSize(args.limit ?? DEFAULT_LIMIT),
         cursor: args.cursor,
-      }),
+      };
+      return args.as_of === undefined
+        ? lookupAsn(release, params)
+        : lookupAsnAsOf(release, params, args.as_of);
+    },
     billable: always,
     // A first page of the default size (the plan's, when smaller) depends only on the release, the AS
     // number and that size. Large pages only: formatting 16 to 100 ranges costs ten to a hundred
@@ -256,7 +284,10 @@ export const OPERATIONS: readonly Operation[] = [
       entries: 1024,
       admission: 'always',
       key: (args, { pageSize }) =>
-        args.asn === undefined || args.limit !== undefined || args.cursor !== undefined
+        args.asn === undefined ||
+        args.limit !== undefined ||
+        args.cursor !== undefined ||
+        args.as_of !== undefined
           ? null
           : `${args.asn}\0${pageSize(DEFAULT_LIMIT)}`,
       worthKeeping: (value, { pageSize }) =>

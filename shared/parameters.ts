@@ -26,12 +26,20 @@ export interface PathParameter extends ParameterBase {
 /** A query parameter: its JSON type; the REST form parses the query-string text into it. */
 export interface QueryParameter extends ParameterBase {
   in: 'query';
-  /** `time`: an ISO 8601 date or timestamp in UTC, parsed to epoch seconds (shared/time.ts parseInstant). */
+  /**
+   * `time`: an ISO 8601 date or timestamp in UTC, parsed to epoch seconds (shared/time.ts
+   * parseInstant); as_of keeps the text, which the as-of query parses.
+   */
   kind: 'boolean' | 'integer' | 'seconds' | 'string' | 'time';
   /** The value's JSON schema, with its range (the parameter itself is optional). */
   schema: z.ZodType;
   /** The value when the parameter is absent (undefined: none). */
   fallback?: boolean | number | string;
+  /**
+   * The Errors-table code of a bad value: REST and MCP refuse it with this code (an ApiError), not
+   * with the `{detail}` list or `invalid_arguments`; the query layer checks the value itself.
+   */
+  code?: ErrorCode;
 }
 
 export type Parameter = PathParameter | QueryParameter;
@@ -143,6 +151,16 @@ export const QUERY_PARAMETERS = {
     description:
       'Only intervals first seen at or before this moment (with strict: last seen at or before it); same form as from, not before it.',
   },
+  as_of: {
+    in: 'query',
+    kind: 'time',
+    // The text as given: the as-of query parses it and refuses a malformed one, one in the future or
+    // one before the oldest release kept with as_of_out_of_range, naming the range it accepts.
+    schema: z.string().max(40),
+    code: 'as_of_out_of_range',
+    description:
+      'Answer as this service answered at this moment (docs/api.md#as-of-a-past-moment): an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05 (its first second) or 2026-10-05T12:00:00Z, from the oldest release kept to now; coverage.as_of echoes it. Omitted: the current answer.',
+  },
   strict: {
     in: 'query',
     kind: 'boolean',
@@ -193,6 +211,8 @@ export interface CallArguments {
   from?: number;
   to?: number;
   strict?: boolean;
+  /** The moment to answer as of, as given (ISO 8601): the as-of query checks it (docs/api.md#as-of-a-past-moment). */
+  as_of?: string;
   /** The DNSDB form (docs/api.md#dnsdb-api). */
   name?: string;
   rdata_ip?: string;

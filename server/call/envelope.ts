@@ -26,7 +26,7 @@ import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { type Operation, type RunContext } from '../../shared/operations.js';
 import { type CallArguments } from '../../shared/parameters.js';
-import { parseToolArguments, queryStringSchema } from '../../shared/arguments.js';
+import { codedRefusal, parseToolArguments, queryStringSchema } from '../../shared/arguments.js';
 import type { Release } from '../../shared/queries/index.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED, type Meter, type Reservation } from '../limits/meter.js';
@@ -112,14 +112,39 @@ interface Looked {
   used: number | undefined;
 }
 
+/** Whether a parsed query string has no parameters at all. */
+function isEmptyQuery(query: unknown): boolean {
+  if (query === null || query === undefined) return true;
+  for (const _name in query as object) return false;
+  return true;
+}
+
 export function createEnvelope(deps: EnvelopeDeps): Envelope {
   const restSchemas = new Map<Operation, ReturnType<typeof queryStringSchema>>();
+  const emptyArgs = new Map<Operation, CallArguments>();
 
   function parse(op: Operation, raw: RawArguments): CallArguments {
     if (raw.from === 'tool') return parseToolArguments(op, raw.args);
     let schema = restSchemas.get(op);
     if (schema === undefined) restSchemas.set(op, (schema = queryStringSchema(op)));
-    const args = op.query.length === 0 ? {} : (parseQuery(schema, raw.query) as CallArguments);
+    let args: CallArguments = {};
+    try {
+      if (op.query.length > 0 && isEmptyQuery(raw.query)) {
+        // No query string (most lookups): the arguments of an empty one, parsed once per operation.
+        let empty = emptyArgs.get(op);
+        if (empty === undefined) emptyArgs.set(op, (empty = parseQuery(schema, {}) as CallArguments));
+        args = { ...empty };
+      } else if (op.query.length > 0) args = parseQuery(schema, raw.query) as CallArguments;
+    } catch (error) {
+      // A parameter with a code of its own (as_of) is refused with it, not in the detail list.
+      const coded =
+        error instanceof QueryValidationError &&
+        codedRefusal(
+          op,
+          error.detail.map((d) => d.loc[1]!),
+        );
+      throw coded || error;
+    }
     if (op.pathParameter !== undefined) args[op.pathParameter] = raw.path;
     return args;
   }

@@ -18,7 +18,7 @@ export interface DomainHistoryParams {
 export const STALE_AFTER_SECONDS = 7 * 24 * 3600;
 
 /** rtype, outcome, vals, cnames, last_observed, last_confirmed, last_positive (domain_page.states) */
-type StateRow = [
+export type StateRow = [
   rtype: 'A' | 'AAAA',
   outcome: Outcome,
   vals: string[],
@@ -29,7 +29,7 @@ type StateRow = [
 ];
 
 /** rtype, value, first_observed, last_confirmed, ended_at (domain_page.intervals) */
-type PageInterval = [
+export type PageInterval = [
   rtype: 'A' | 'AAAA',
   value: string,
   firstObserved: number,
@@ -40,11 +40,20 @@ type PageInterval = [
 /** states, intervals, interval_lo, interval_hi */
 type PageRow = [states: string, intervals: string, lo: number | null, hi: number | null];
 
-export function domainHistory(releaseOrNull: Release | null, params: DomainHistoryParams, now = nowEpoch()) {
+/**
+ * `bind`: more of the query's identity, which its cursors are bound to (the as-of query's moment);
+ * none for the current answer.
+ */
+export function domainHistory(
+  releaseOrNull: Release | null,
+  params: DomainHistoryParams,
+  now = nowEpoch(),
+  bind = '',
+) {
   const domain = parseDomainParam(params.domain);
   const release = requireRelease(releaseOrNull);
   const fence = params.fence ?? null;
-  const query = `domain_history\0${domain}${fenceKey(fence)}`;
+  const query = `domain_history\0${domain}${fenceKey(fence)}${bind}`;
   const after = decodeCursor(release, query, params.cursor, ['number']);
   // One seek (docs/decisions/0022): the states and the first intervals are in the domain's row.
   // Rows as arrays (raw): building an object per row cost more than the seek itself.
@@ -104,20 +113,26 @@ export function domainHistory(releaseOrNull: Release | null, params: DomainHisto
     domain,
     observed: true,
     current: (JSON.parse(statesJson) as StateRow[]).map((s) => currentState(s, now)),
-    intervals: intervals.map(([rtype, value, firstObserved, lastConfirmed, endedAt]) => ({
-      record_type: rtype,
-      value,
-      first_observed: toIso(firstObserved),
-      last_confirmed: toIso(lastConfirmed),
-      ended_at: endedAt === null ? null : toIso(endedAt),
-      current: endedAt === null,
-    })),
+    intervals: intervals.map(intervalItem),
     next_cursor: more ? encodeCursor(release, query, [lastId]) : null,
     ...blocks(release),
   };
 }
 
-function currentState(
+/** An item of `intervals` from its interval row. */
+export function intervalItem([rtype, value, firstObserved, lastConfirmed, endedAt]: PageInterval) {
+  return {
+    record_type: rtype,
+    value,
+    first_observed: toIso(firstObserved),
+    last_confirmed: toIso(lastConfirmed),
+    ended_at: endedAt === null ? null : toIso(endedAt),
+    current: endedAt === null,
+  };
+}
+
+/** An item of `current` from its state entry, its staleness as of `now`. */
+export function currentState(
   [rtype, outcome, vals, cnames, lastObserved, lastConfirmed, lastPositive]: StateRow,
   now: number,
 ) {

@@ -18,10 +18,25 @@ export function domainHosting(releaseOrNull: Release | null, params: DomainHosti
     `SELECT h.runs, h.truncated FROM domain d JOIN domain_hosting h ON h.domain_id = d.id WHERE d.name = ?`,
   ).get(domain) as { runs: string; truncated: number } | undefined;
   const asName = statement(release, `SELECT name FROM asn WHERE asn = ?`).pluck();
+  return hostingAnswer(
+    domain,
+    row ?? null,
+    (asn) => (asName.get(asn) as string | null) ?? null,
+    blocks(release),
+  );
+}
+
+/** The body of GET /v1/domain/{d}/hosting from its domain_hosting row and the AS names of a release. */
+export function hostingAnswer<B extends object>(
+  domain: string,
+  row: { runs: string; truncated: number } | null,
+  asName: (asn: number) => string | null,
+  answerBlocks: B,
+) {
   const hosting = row
     ? (JSON.parse(row.runs) as EncodedRun[]).map((encoded) => {
         const asn = encoded[1];
-        const run = decodeRun(encoded, asn === null ? null : ((asName.get(asn) as string | null) ?? null));
+        const run = decodeRun(encoded, asn === null ? null : asName(asn));
         return {
           ...run,
           first_observed: isoOrNull(run.first_observed)!,
@@ -30,5 +45,5 @@ export function domainHosting(releaseOrNull: Release | null, params: DomainHosti
         };
       })
     : [];
-  return { domain, hosting, truncated: row ? row.truncated === 1 : false, ...blocks(release) };
+  return { domain, hosting, truncated: row ? row.truncated === 1 : false, ...answerBlocks };
 }

@@ -33,7 +33,11 @@ function pageSql(includeEnded: boolean, fence: string | null): string {
   ORDER BY first_observed, domain_id LIMIT ?`;
 }
 
-export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams) {
+/**
+ * `bind`: more of the query's identity, which its cursors are bound to (the as-of query's moment);
+ * none for the current answer.
+ */
+export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams, bind = '') {
   const { ip, text } = parseIpParam(params.ip);
   const bogon = findIpBogon(ip);
   if (bogon !== null) {
@@ -44,7 +48,7 @@ export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams
   }
   const release = requireRelease(releaseOrNull);
   const fence = params.fence ?? null;
-  const query = `ip_domains\0${text}\0${params.includeEnded ? 1 : 0}${fenceKey(fence)}`;
+  const query = `ip_domains\0${text}\0${params.includeEnded ? 1 : 0}${fenceKey(fence)}${bind}`;
   const after = decodeCursor(release, query, params.cursor, ['number', 'number']) ?? [-1, -1];
   const condition = fence === null ? null : fenceCondition(fence);
   const rows = statement(release, pageSql(params.includeEnded, condition?.sql ?? null)).all(
@@ -57,20 +61,29 @@ export function ipDomains(releaseOrNull: Release | null, params: IpDomainsParams
   const more = rows.length > params.limit;
   if (more) rows.pop();
   const name = statement(release, `SELECT name FROM domain WHERE id = ?`).pluck();
-  const recordType = ip.version === 4 ? 'A' : 'AAAA';
+  const recordType = ip.version === 4 ? ('A' as const) : ('AAAA' as const);
   const last = rows[rows.length - 1];
   return {
     ip: text,
     include_ended: params.includeEnded,
-    items: rows.map((r) => ({
-      domain: name.get(r.domain_id) as string,
-      record_type: recordType,
-      first_observed: isoOrNull(r.first_observed)!,
-      last_confirmed: isoOrNull(r.last_confirmed)!,
-      ended_at: isoOrNull(r.ended_at),
-      current: r.ended_at === null,
-    })),
+    items: rows.map((r) => domainItem(name.get(r.domain_id) as string, recordType, r)),
     next_cursor: more && last ? encodeCursor(release, query, [last.first_observed, last.domain_id]) : null,
     ...blocks(release),
+  };
+}
+
+/** An item of `items`: the interval of `domain` on the address. */
+export function domainItem(
+  domain: string,
+  recordType: 'A' | 'AAAA',
+  r: { first_observed: number; last_confirmed: number; ended_at: number | null },
+) {
+  return {
+    domain,
+    record_type: recordType,
+    first_observed: isoOrNull(r.first_observed)!,
+    last_confirmed: isoOrNull(r.last_confirmed)!,
+    ended_at: isoOrNull(r.ended_at),
+    current: r.ended_at === null,
   };
 }

@@ -19,7 +19,7 @@ export interface LookupAsnParams {
 
 const MAX_ASN = 4294967295;
 
-interface AsnRow {
+export interface AsnRow {
   name: string | null;
   country: string | null;
   source: string | null;
@@ -55,13 +55,34 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
   const [afterId] = (decodeCursor(release, query, params.cursor, ['number']) ?? [0]) as [number];
   const bogon = findAsnBogon(asn);
   const row = bogon ? undefined : asnRow(release, asn);
-  let page: RangePage = { ranges: [], next: null };
-  if (!bogon) {
-    const inMemory = loadedAsnRanges(release);
-    page = inMemory
-      ? pageInMemory(inMemory, asn, afterId, params.limit)
-      : pageFromSql(release, asn, afterId, params.limit);
-  }
+  const page: RangePage = bogon
+    ? { ranges: [], next: null }
+    : currentPage(release, asn, afterId, params.limit);
+  return asnAnswer(
+    asn,
+    bogon,
+    row,
+    page.ranges,
+    page.next === null ? null : encodeCursor(release, query, page.next),
+    blocks(release),
+  );
+}
+
+/** The page of `asn`'s ranges after the range with id `afterId`: from memory once loaded, else by SQL. */
+export function currentPage(release: Release, asn: number, afterId: number, limit: number): RangePage {
+  const inMemory = loadedAsnRanges(release);
+  return inMemory ? pageInMemory(inMemory, asn, afterId, limit) : pageFromSql(release, asn, afterId, limit);
+}
+
+/** The body of GET /v1/asn/{asn} from the AS's row, a page of its ranges and the blocks. */
+export function asnAnswer<B extends object>(
+  asn: number,
+  bogon: ReturnType<typeof findAsnBogon>,
+  row: AsnRow | undefined,
+  ranges: RangePage['ranges'],
+  nextCursor: string | null,
+  answerBlocks: B,
+) {
   return {
     asn,
     is_bogon: bogon !== null,
@@ -81,9 +102,9 @@ export function lookupAsn(releaseOrNull: Release | null, params: LookupAsnParams
       row && row.observed_ips !== null && row.observed_domains !== null
         ? { ips: row.observed_ips, domains: row.observed_domains }
         : null,
-    ranges: page.ranges,
-    next_cursor: page.next === null ? null : encodeCursor(release, query, page.next),
-    ...blocks(release),
+    ranges,
+    next_cursor: nextCursor,
+    ...answerBlocks,
   };
 }
 
@@ -92,7 +113,7 @@ const KEPT_ASN_ROWS = 32_768;
 const ASN_ROWS = new ReleaseSlot('asn rows', () => new RecentCache<number, AsnRow | null>(KEPT_ASN_ROWS / 2));
 
 /** The asn table's row of `asn` (null: none), from the per-release rows kept recently or by SQL. */
-function asnRow(release: Release, asn: number): AsnRow | undefined {
+export function asnRow(release: Release, asn: number): AsnRow | undefined {
   const kept = ASN_ROWS.of(release);
   let row = kept.get(asn);
   if (row === undefined) {
@@ -107,7 +128,7 @@ function asnRow(release: Release, asn: number): AsnRow | undefined {
   return row ?? undefined;
 }
 
-interface RangePage {
+export interface RangePage {
   ranges: Array<{ first: string; last: string; prefixes: string[] }>;
   /** The cursor key after the page's last range (its id), or null on the last page. */
   next: [number] | null;
@@ -129,13 +150,14 @@ function pageFromSql(release: Release, asn: number, afterId: number, limit: numb
   if (more) rows.pop();
   const last = rows[rows.length - 1];
   return {
-    ranges: rows.map((r) => ({
-      first: r.first_text,
-      last: r.last_text,
-      prefixes: JSON.parse(r.prefixes) as string[],
-    })),
+    ranges: rows.map(rangeItem),
     next: more && last ? [last.id] : null,
   };
+}
+
+/** An item of `ranges` from its asn_range row's texts. */
+export function rangeItem(r: { first_text: string; last_text: string; prefixes: string }) {
+  return { first: r.first_text, last: r.last_text, prefixes: JSON.parse(r.prefixes) as string[] };
 }
 
 /**

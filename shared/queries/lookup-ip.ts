@@ -15,7 +15,7 @@ export interface LookupIpParams {
 /** An item of `provider_ranges`, as the API declares it (shared/api-schemas.ts ProviderRange). */
 export type ProviderRangeItem = z.output<typeof ProviderRange>;
 
-interface AsnRangeRow {
+export interface AsnRangeRow {
   asn: number | null;
   country: string | null;
   descr: string | null;
@@ -23,7 +23,7 @@ interface AsnRangeRow {
   source: string;
 }
 
-interface AsnRow {
+export interface AsnRow {
   name: string | null;
   country: string | null;
   category: string | null;
@@ -32,7 +32,7 @@ interface AsnRow {
 }
 
 /** A provider_range row, read raw: prefix, provider, category, metadata (JSON), first_seen, last_seen. */
-type ProviderRangeRow = [string, string, RangeCategory, string, number, number];
+export type ProviderRangeRow = [string, string, RangeCategory, string, number, number];
 
 export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) {
   const { ip, text } = parseIpParam(params.ip);
@@ -45,31 +45,43 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
     release,
     `SELECT current_count, sample, first_observed, last_confirmed FROM ip_summary WHERE value = ?`,
     true,
-  ).get(text) as
-    [currentCount: number, sample: string, firstObserved: number, lastConfirmed: number] | undefined;
+  ).get(text) as SummaryRow | undefined;
   return {
     ip: text,
     ...ipNetwork(release, ip),
-    ptr: ptr
-      ? {
-          names: JSON.parse(ptr[0]) as string[],
-          status: ptr[1],
-          checked_at: isoOrNull(ptr[2]),
-          last_confirmed: isoOrNull(ptr[3]),
-        }
-      : null,
-    domains: summary
-      ? {
-          current_count: summary[0],
-          sample: JSON.parse(summary[1]) as string[],
-          first_observed: isoOrNull(summary[2]),
-          last_confirmed: isoOrNull(summary[3]),
-        }
-      : { current_count: 0, sample: [], first_observed: null, last_confirmed: null },
+    ptr: ptrBlock(ptr),
+    domains: domainsBlock(summary),
     is_bogon: false as const,
     bogon: null,
     ...blocks(release),
   };
+}
+
+/** ip_summary's row of an address: current_count, sample (JSON), first_observed, last_confirmed. */
+export type SummaryRow = [currentCount: number, sample: string, firstObserved: number, lastConfirmed: number];
+
+/** The `ptr` field of GET /v1/ip/{ip} from the address's PTR row (null: never checked). */
+export function ptrBlock(ptr: PtrRow | undefined) {
+  return ptr
+    ? {
+        names: JSON.parse(ptr[0]) as string[],
+        status: ptr[1],
+        checked_at: isoOrNull(ptr[2]),
+        last_confirmed: isoOrNull(ptr[3]),
+      }
+    : null;
+}
+
+/** The `domains` field of GET /v1/ip/{ip} from the address's ip_summary row. */
+export function domainsBlock(summary: SummaryRow | undefined) {
+  return summary
+    ? {
+        current_count: summary[0],
+        sample: JSON.parse(summary[1]) as string[],
+        first_observed: isoOrNull(summary[2]),
+        last_confirmed: isoOrNull(summary[3]),
+      }
+    : { current_count: 0, sample: [], first_observed: null, last_confirmed: null };
 }
 
 /**
@@ -78,10 +90,14 @@ export function lookupIp(releaseOrNull: Release | null, params: LookupIpParams) 
  * read it for many addresses; lookupIp adds PTR, domains and the blocks.
  */
 export function ipNetwork(release: Release, ip: Ip) {
-  const ranges = providerRanges(release, ip);
+  return networkOf(providerRanges(release, ip), routingNetwork(release, ip));
+}
+
+/** The network part from the ranges holding the address (most specific first) and its routing network. */
+export function networkOf(ranges: ProviderRangeItem[], asn: ReturnType<typeof routingOf> | null) {
   const hosting = ranges.find((r) => HOSTING_CATEGORIES.includes(r.category)) ?? null;
   return {
-    asn: routingNetwork(release, ip),
+    asn,
     is_datacenter: ranges.some((r) => r.category === 'cloud' || r.category === 'hosting') ? true : null,
     is_cdn: ranges.some((r) => r.category === 'cdn') ? true : null,
     provider: hosting?.provider ?? null,
@@ -94,7 +110,7 @@ export type IpNetwork = ReturnType<typeof ipNetwork>;
 
 export type LookupIpResponse = ReturnType<typeof lookupIp>;
 
-type PtrRow = [names: string, status: string, checkedAt: number, lastConfirmed: number | null];
+export type PtrRow = [names: string, status: string, checkedAt: number, lastConfirmed: number | null];
 
 /** The address's PTR row; none without a seek when the release has no PTR names at all. */
 function ptrRow(release: Release, text: string): PtrRow | undefined {
@@ -176,22 +192,25 @@ function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
     let item = cache.get(id);
     if (item === undefined) {
       const row = byId.get(id) as ProviderRangeRow | undefined;
-      item = row
-        ? {
-            prefix: row[0],
-            provider: row[1],
-            category: row[2],
-            metadata: JSON.parse(row[3]) as Record<string, string>,
-            first_seen: isoOrNull(row[4])!,
-            last_seen: isoOrNull(row[5])!,
-          }
-        : null;
+      item = row ? providerRangeItem(row) : null;
       cache.set(id, item);
     }
     // Items are shared between responses: callers serialise them and never modify them.
     if (item) out.push(item);
   }
   return out;
+}
+
+/** An item of `provider_ranges` from its provider_range row. */
+export function providerRangeItem(row: ProviderRangeRow): ProviderRangeItem {
+  return {
+    prefix: row[0],
+    provider: row[1],
+    category: row[2],
+    metadata: JSON.parse(row[3]) as Record<string, string>,
+    first_seen: isoOrNull(row[4])!,
+    last_seen: isoOrNull(row[5])!,
+  };
 }
 
 /** The id of the asn_range row answering for the address (layered mapping), or null. */
@@ -209,7 +228,8 @@ function asnRangeAt(release: Release, ip: Ip): number | null {
   return !segment || Buffer.compare(segment.last, key) < 0 ? null : segment.range_id;
 }
 
-interface RangeDetails {
+/** An asn_range row with its AS, as routing answers read them (kept per row). */
+export interface RangeDetails {
   asn: number | null;
   descr: string | null;
   country: string | null;
@@ -229,25 +249,37 @@ function routingNetwork(release: Release, ip: Ip) {
       release,
       `SELECT asn, country, descr, prefixes, source FROM asn_range WHERE id = ?`,
     ).get(id) as AsnRangeRow;
-    details = {
-      asn: row.asn,
-      descr: row.descr,
-      country: row.country,
-      source: row.source,
-      prefixes: (JSON.parse(row.prefixes) as string[]).flatMap((text) => {
-        const cidr = parseCidr(text);
-        return cidr ? [{ text, first: cidr.first, last: cidr.last }] : [];
-      }),
-      as:
-        row.asn === null
-          ? undefined
-          : (statement(
-              release,
-              `SELECT name, country, category, category_source, network_role FROM asn WHERE asn = ?`,
-            ).get(row.asn) as AsnRow | undefined),
-    };
+    details = rangeDetails(
+      row,
+      row.asn === null
+        ? undefined
+        : (statement(
+            release,
+            `SELECT name, country, category, category_source, network_role FROM asn WHERE asn = ?`,
+          ).get(row.asn) as AsnRow | undefined),
+    );
     cache.set(id, details);
   }
+  return routingOf(details, ip);
+}
+
+/** The details of an asn_range row and the asn row of its AS (none: unrouted or not listed). */
+export function rangeDetails(row: AsnRangeRow, as: AsnRow | undefined): RangeDetails {
+  return {
+    asn: row.asn,
+    descr: row.descr,
+    country: row.country,
+    source: row.source,
+    prefixes: (JSON.parse(row.prefixes) as string[]).flatMap((text) => {
+      const cidr = parseCidr(text);
+      return cidr ? [{ text, first: cidr.first, last: cidr.last }] : [];
+    }),
+    as,
+  };
+}
+
+/** The `asn` field of GET /v1/ip/{ip} for an address inside the row of `details`. */
+export function routingOf(details: RangeDetails, ip: Ip) {
   const route = details.prefixes.find((p) => p.first <= ip.value && ip.value <= p.last)?.text ?? null;
   const as = details.as;
   return {

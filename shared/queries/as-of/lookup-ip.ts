@@ -1,0 +1,169 @@
+/**
+ * GET /v1/ip/{ip}?as_of=T (docs/api.md#as-of-a-past-moment): routing, provider ranges, PTR and
+ * domain counts as the epoch that answered at T held them. The newest epoch is the release itself:
+ * the current query answers, with the as-of blocks.
+ */
+import { findIpBogon } from '../../bogons.js';
+import { ipKey, type Ip } from '../../ip.js';
+import { nowEpoch } from '../../time.js';
+import { BoundedCache, parseIpParam, statement } from '../common.js';
+import {
+  domainsBlock,
+  lookupIp,
+  networkOf,
+  providerRangeItem,
+  ptrBlock,
+  rangeDetails,
+  routingOf,
+  type AsnRangeRow,
+  type AsnRow,
+  type LookupIpParams,
+  type ProviderRangeItem,
+  type ProviderRangeRow,
+  type PtrRow,
+  type RangeDetails,
+  type SummaryRow,
+} from '../lookup-ip.js';
+import { ReleaseSlot, type Release } from '../release.js';
+import { decodeLastSeen, decodeRoundTime } from '../../as-of-symbols.js';
+import { VALID_AT, resolveAsOf, withBlocks, type Epoch } from './common.js';
+
+export function lookupIpAsOf(
+  releaseOrNull: Release | null,
+  params: LookupIpParams,
+  asOf: string | number,
+  now = nowEpoch(),
+) {
+  const { ip, text } = parseIpParam(params.ip);
+  const resolved = resolveAsOf(releaseOrNull, asOf, now);
+  const release = releaseOrNull!;
+  const bogon = findIpBogon(ip);
+  if (bogon !== null || resolved.newest) {
+    const answer = lookupIp(release, params);
+    return 'coverage' in answer ? withBlocks(answer, resolved) : answer;
+  }
+  const epoch = resolved.epoch;
+  return {
+    ip: text,
+    ...ipNetworkAt(release, epoch, ip),
+    ptr: ptrBlock(ptrAt(release, epoch, text)),
+    domains: domainsBlock(summaryAt(release, epoch, text)),
+    is_bogon: false as const,
+    bogon: null,
+    ...resolved.blocks,
+  };
+}
+
+/** The network part of an answer at `epoch` (lookup-ip.ts ipNetwork as that epoch held it). */
+export function ipNetworkAt(release: Release, epoch: Epoch, ip: Ip) {
+  const key = ipKey(ip.version, ip.value);
+  return networkOf(providerRangesAt(release, epoch, key), routingAt(release, epoch, ip, key));
+}
+
+/** Cache keys of rows read at an epoch: a version id and the epoch's position. */
+const EPOCH_KEY_SPAN = 65_536;
+
+/** provider_range_hist items by version id and epoch (null: no such version). */
+const RANGE_ITEMS = new ReleaseSlot(
+  'provider range items as of',
+  () => new BoundedCache<number, ProviderRangeItem | null>(50_000),
+);
+/** asn_range_hist rows with their AS at an epoch, by version id and epoch. */
+const RANGE_DETAILS = new ReleaseSlot(
+  'asn_range details as of',
+  () => new BoundedCache<number, RangeDetails | null>(100_000),
+);
+
+function providerRangesAt(release: Release, epoch: Epoch, key: Buffer): ProviderRangeItem[] {
+  const segment = statement(
+    release,
+    `SELECT last, range_hids FROM provider_segment_hist
+       WHERE first <= ? AND ${VALID_AT} ORDER BY first DESC LIMIT 1`,
+    true,
+  ).get(key, epoch.epoch, epoch.epoch) as [last: Buffer, hids: string] | undefined;
+  if (!segment || Buffer.compare(segment[0], key) < 0) return [];
+  const hids = JSON.parse(segment[1]) as number[];
+  if (hids.length === 0) return [];
+  const cache = RANGE_ITEMS.of(release);
+  const byHid = statement(
+    release,
+    `SELECT prefix, provider, category, metadata, first_seen, last_seen, source FROM provider_range_hist WHERE hid = ?`,
+    true,
+  );
+  const out: ProviderRangeItem[] = [];
+  for (const hid of hids) {
+    const at = hid * EPOCH_KEY_SPAN + epoch.index;
+    let item = cache.get(at);
+    if (item === undefined) {
+      const row = byHid.get(hid) as [...ProviderRangeRow, source: string] | undefined;
+      item = row
+        ? providerRangeItem([row[0], row[1], row[2], row[3], row[4], decodeLastSeen(row[5], row[6], epoch)])
+        : null;
+      cache.set(at, item);
+    }
+    if (item) out.push(item);
+  }
+  return out;
+}
+
+function routingAt(release: Release, epoch: Epoch, ip: Ip, key: Buffer) {
+  const segment = statement(
+    release,
+    `SELECT last, range_hid FROM asn_segment_hist WHERE first <= ? AND ${VALID_AT} ORDER BY first DESC LIMIT 1`,
+    true,
+  ).get(key, epoch.epoch, epoch.epoch) as [last: Buffer, hid: number] | undefined;
+  if (!segment || Buffer.compare(segment[0], key) < 0) return null;
+  const at = segment[1] * EPOCH_KEY_SPAN + epoch.index;
+  const cache = RANGE_DETAILS.of(release);
+  let details = cache.get(at);
+  if (details === undefined) {
+    const row = statement(
+      release,
+      `SELECT asn, country, descr, prefixes, source FROM asn_range_hist WHERE hid = ?`,
+    ).get(segment[1]) as AsnRangeRow | undefined;
+    details = row ? rangeDetails(row, row.asn === null ? undefined : asnAt(release, epoch, row.asn)) : null;
+    cache.set(at, details);
+  }
+  return details === null ? null : routingOf(details, ip);
+}
+
+/** The asn row of `asn` as `epoch` held it (lookup-ip.ts's columns). */
+function asnAt(release: Release, epoch: Epoch, asn: number): AsnRow | undefined {
+  const row = statement(
+    release,
+    `SELECT name, country, category, category_source, network_role, e_to FROM asn_hist
+       WHERE asn = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
+  ).get(asn, epoch.epoch) as (AsnRow & { e_to: number | null }) | undefined;
+  if (!row || (row.e_to !== null && row.e_to <= epoch.epoch)) return undefined;
+  const { e_to: _to, ...as } = row;
+  return as;
+}
+
+/** Whether the history has any PTR names at all (none: no seek). */
+const HAS_PTR_HISTORY = new ReleaseSlot(
+  'has PTR history',
+  (release) => release.db.prepare(`SELECT EXISTS (SELECT 1 FROM ptr_hist)`).pluck().get() === 1,
+);
+
+function ptrAt(release: Release, epoch: Epoch, text: string): PtrRow | undefined {
+  if (!HAS_PTR_HISTORY.of(release)) return undefined;
+  const row = statement(
+    release,
+    `SELECT names, status, checked_at, last_confirmed, e_to FROM ptr_hist
+       WHERE value = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
+    true,
+  ).get(text, epoch.epoch) as [...PtrRow, eTo: number | null] | undefined;
+  if (!row || (row[4] !== null && row[4] <= epoch.epoch)) return undefined;
+  return [row[0], row[1], decodeRoundTime(row[2], epoch), decodeRoundTime(row[3], epoch)];
+}
+
+function summaryAt(release: Release, epoch: Epoch, text: string): SummaryRow | undefined {
+  const row = statement(
+    release,
+    `SELECT current_count, sample, first_observed, last_confirmed, e_to FROM ip_summary_hist
+       WHERE value = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
+    true,
+  ).get(text, epoch.epoch) as [...SummaryRow, eTo: number | null] | undefined;
+  if (!row || (row[4] !== null && row[4] <= epoch.epoch)) return undefined;
+  return [row[0], row[1], decodeRoundTime(row[2], epoch), decodeRoundTime(row[3], epoch)];
+}
