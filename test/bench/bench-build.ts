@@ -7,12 +7,19 @@
  * size. With --runs > 1 (or RUNS=3) it repeats and reports median and spread.
  *
  *   node dist/test/bench/bench-build.js --shared ../shared/data --dir var/bench --domains 1000000 --rounds 3 [--runs 3]
+ *
+ * With --days (issue 33), simulated days instead (bench-days.ts): daily feed churn and a DNS round
+ * a day, a release a day at the day's moment; the release file size, build time and peak RSS at
+ * each day listed (`make bench-build DAYS=30,90,365 DOMAINS=100000`):
+ *
+ *   node dist/test/bench/bench-build.js --shared ../shared/data --dir var/bench --days 30,90,365 --domains 100000
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { simulateDays } from './bench-days.js';
 import { generateObservations } from './generate-observations.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -26,6 +33,8 @@ const { values } = parseArgs({
     domains: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '3' },
     runs: { type: 'string', default: process.env.RUNS ?? '1' },
+    /** Simulated days (bench-days.ts): the days to report at, e.g. `30,90,365`. */
+    days: { type: 'string' },
     /** Also print each step's own output (the release's time per phase). */
     verbose: { type: 'boolean', default: false },
   },
@@ -66,6 +75,12 @@ function step(
 }
 
 async function main(): Promise<void> {
+  if (values.days !== undefined) {
+    const days = values.days.split(',').map(Number);
+    if (days.some((d) => !Number.isInteger(d) || d < 1))
+      throw new Error(`--days ${values.days}: e.g. 30,90,365`);
+    return simulateDays({ root, shared, dir, domains, days, verbose: values.verbose });
+  }
   const obsDir = path.join(dir, `observations-${domains}x${rounds}`);
   if (!fs.existsSync(path.join(obsDir, `round-${rounds}.ndjson`))) {
     const started = performance.now();

@@ -47,6 +47,13 @@ export interface GenerateObservationsOptions {
   domains: number;
   /** Observation rounds, one day apart. */
   rounds: number;
+  /**
+   * The first round written (1-based, default 1): the rounds before it are drawn (each domain's
+   * answers evolve from round 1, so round n is the same whatever is written) but not written. The
+   * simulated days of bench-build write a few rounds at a time: a year of rounds at once would not
+   * fit on the disk.
+   */
+  fromRound?: number;
   /** Directory for seed.csv and round-<n>.ndjson (created when missing). */
   outDir: string;
   /** PRNG seed (default 42). */
@@ -128,6 +135,9 @@ export async function generateObservations(
   const startMs = Date.parse(options.start ?? DEFAULT_START);
   if (Number.isNaN(startMs)) throw new RangeError(`start is not an ISO 8601 time: ${options.start}`);
   const roundSeconds = options.roundSeconds ?? DEFAULT_ROUND_SECONDS;
+  const fromRound = options.fromRound ?? 1;
+  if (!Number.isInteger(fromRound) || fromRound < 1 || fromRound > roundCount)
+    throw new RangeError('fromRound must be an integer from 1 to rounds');
   const feedDirs = options.feedDirs ?? defaultFeedDirs();
 
   const ranges = readFeedRanges(feedDirs);
@@ -141,8 +151,8 @@ export async function generateObservations(
   // --- output
   await mkdir(options.outDir, { recursive: true });
   const seedFile = join(options.outDir, 'seed.csv');
-  const roundFiles = Array.from({ length: roundCount }, (_, r) =>
-    join(options.outDir, `round-${r + 1}.ndjson`),
+  const roundFiles = Array.from({ length: roundCount - fromRound + 1 }, (_, r) =>
+    join(options.outDir, `round-${r + fromRound}.ndjson`),
   );
   const open = (path: string): ChunkWriter =>
     new ChunkWriter(createWriteStream(path, { highWaterMark: STREAM_HIGH_WATER_MARK }));
@@ -176,7 +186,8 @@ export async function generateObservations(
   /** The A and AAAA lines of one name in one round. */
   const emit = (round: number, lineIndex: number, head: string, o: Owner, failure: number): string => {
     // `failure` bit 1: the A query failed, bit 2: the AAAA query failed; bits 4/8 pick the outcome.
-    const summary = summaries[round]!;
+    // A round before fromRound is drawn (the same PRNG calls) and counted nowhere.
+    const summary = summaries[round - fromRound + 1] ?? { lines: 0, outcomes: {} as Record<string, number> };
     summary.lines += 2;
     let out = '';
     for (let t = 0; t < 2; t++) {
@@ -203,7 +214,7 @@ export async function generateObservations(
           ttl = `,"ttl":${60 + rng.int(3540)}`;
         }
       }
-      summary.outcomes[outcome]!++;
+      summary.outcomes[outcome] = (summary.outcomes[outcome] ?? 0) + 1;
       out += `${head}${type}","time":"${time}","outcome":"${outcome}","values":${values},"cnames":${cnames}${ttl}}\n`;
     }
     return out;
@@ -248,13 +259,14 @@ export async function generateObservations(
       }
       const lineIndex = 4 * i;
       const apexLines = emit(r, lineIndex, apexHead, apex, failureBits(r));
-      roundWriters[r]!.add(apexLines + emit(r, lineIndex + 2, wwwHead, www, failureBits(r)));
+      const lines = apexLines + emit(r, lineIndex + 2, wwwHead, www, failureBits(r));
+      if (r + 1 >= fromRound) roundWriters[r + 1 - fromRound]!.add(lines);
     }
     if (writers.some((w) => w.full)) await flushFull();
     if ((i + 1) % 100_000 === 0) log(`  ${i + 1} domains`);
   }
   await Promise.all(writers.map((w) => w.end()));
-  for (let r = 0; r < roundCount; r++) summaries[r]!.bytes = roundWriters[r]!.bytes;
+  roundWriters.forEach((writer, r) => (summaries[r]!.bytes = writer.bytes));
 
   return {
     seedFile,
