@@ -248,7 +248,15 @@ function versionTable(
 ): { opened: number; closed: number } {
   const content = [...plan.key, ...plan.columns];
   const all = [...content, ...(plan.extra ?? [])];
-  db.exec(`CREATE TEMP TABLE cur (${all.join(', ')}, PRIMARY KEY (${plan.key.join(', ')})) WITHOUT ROWID`);
+  // Declared with the versioned table's types: an untyped column would take the other side's
+  // affinity in a comparison, and SQLite could then not seek temp.cur's key (a scan per version).
+  const types = new Map(
+    (db.prepare(`SELECT name, type FROM pragma_table_info(?)`).raw().all(plan.table) as string[][]).map(
+      ([name, type]) => [name!, type!],
+    ),
+  );
+  const declared = all.map((c) => `${c} ${types.get(c) ?? 'INTEGER'}`);
+  db.exec(`CREATE TEMP TABLE cur (${declared.join(', ')}, PRIMARY KEY (${plan.key.join(', ')})) WITHOUT ROWID`);
   db.exec(`INSERT INTO temp.cur (${all.join(', ')}) ${plan.select}`);
   const sameKey = plan.key.map((c) => `c.${c} = h.${c}`).join(' AND ');
   const closed = db
