@@ -141,6 +141,7 @@ export function buildRelease(file: string, options: BuildOptions): BuildResult {
         dnsCut: lastObserved,
         ...meta,
         retentionDays: options.historyDays,
+        log: process.env.BUILDER_HISTORY_LOG ? options.log : undefined,
       }),
     );
     options.log(`    epoch ${history.epoch} (oldest kept ${history.oldest}): ${describeChanges(history)}`);

@@ -47,6 +47,8 @@ export interface HistoryInput {
   attribution: string;
   /** RELEASE_HISTORY_DAYS (0: keep every epoch). */
   retentionDays: number;
+  /** Where the time of each table's steps goes (build.ts: with BUILDER_HISTORY_LOG set). */
+  log?: (line: string) => void;
 }
 
 export interface HistoryResult {
@@ -110,11 +112,15 @@ export function writeHistory(db: Database.Database, input: HistoryInput): Histor
     `INSERT INTO main.epoch (epoch, release_id, built_at, dns_cut, round_from, round_to, coverage, attribution, source_dates)
      VALUES (@epoch, @release_id, @built_at, @dns_cut, @round_from, @round_to, @coverage, @attribution, @source_dates)`,
   ).run(row);
+  const copyStarted = performance.now();
   for (const table of VERSIONED_TABLES) {
     db.prepare(
       `INSERT INTO main.${table} SELECT * FROM st.${stateHistoryTable(table)} WHERE ${keptSql(oldest)}`,
     ).run();
   }
+  input.log?.(
+    `      copy of the state's history: ${((performance.now() - copyStarted) / 1000).toFixed(1)} s`,
+  );
 
   db.function('asof_states', { deterministic: true }, (states: unknown) =>
     typeof states === 'string' ? encodeStates(states, times) : states,
@@ -225,7 +231,11 @@ export function writeHistory(db: Database.Database, input: HistoryInput): Histor
         FROM main.domain_hosting h JOIN main.domain d ON d.id = h.domain_id`,
     },
   ];
-  for (const plan of plans) changes[plan.table] = versionTable(db, plan, epoch);
+  for (const plan of plans) {
+    const started = performance.now();
+    changes[plan.table] = versionTable(db, plan, epoch, input.log);
+    input.log?.(`      ${plan.table}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
   for (const map of ['provider_range_hid', 'asn_range_hid', 'asof_source_date'])
     db.exec(`DROP TABLE temp.${map}`);
   return { epoch, oldest, changes };
@@ -245,7 +255,14 @@ function versionTable(
   db: Database.Database,
   plan: Versioning,
   epoch: number,
+  log?: (line: string) => void,
 ): { opened: number; closed: number } {
+  let mark = performance.now();
+  const lap = (what: string) => {
+    const now = performance.now();
+    log?.(`        ${what}: ${((now - mark) / 1000).toFixed(2)} s`);
+    mark = now;
+  };
   const content = [...plan.key, ...plan.columns];
   const all = [...content, ...(plan.extra ?? [])];
   // Declared with the versioned table's types: an untyped column would take the other side's
@@ -256,8 +273,11 @@ function versionTable(
     ),
   );
   const declared = all.map((c) => `${c} ${types.get(c) ?? 'INTEGER'}`);
-  db.exec(`CREATE TEMP TABLE cur (${declared.join(', ')}, PRIMARY KEY (${plan.key.join(', ')})) WITHOUT ROWID`);
+  db.exec(
+    `CREATE TEMP TABLE cur (${declared.join(', ')}, PRIMARY KEY (${plan.key.join(', ')})) WITHOUT ROWID`,
+  );
   db.exec(`INSERT INTO temp.cur (${all.join(', ')}) ${plan.select}`);
+  lap('current rows');
   const sameKey = plan.key.map((c) => `c.${c} = h.${c}`).join(' AND ');
   const closed = db
     .prepare(
@@ -265,6 +285,7 @@ function versionTable(
          SELECT 1 FROM temp.cur c WHERE ${sameKey} AND ${plan.columns.map((c) => `c.${c} IS h.${c}`).join(' AND ')})`,
     )
     .run(epoch).changes;
+  lap('close');
   const probe = [...(plan.probe ?? []), ...plan.key].map((c) => `h.${c} IS c.${c}`).join(' AND ');
   const opened = db
     .prepare(
@@ -273,6 +294,7 @@ function versionTable(
        ORDER BY ${plan.key.map((c) => `c.${c}`).join(', ')}`,
     )
     .run(epoch).changes;
+  lap('open');
   plan.after?.();
   db.exec(`DROP TABLE temp.cur`);
   return { opened, closed };
