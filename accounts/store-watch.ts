@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { newId } from './ids.js';
 import { iso, toDate, toDateOrNull } from './rows.js';
-import type { WatchEntryTable, WebhookEndpointTable } from './schema.js';
+import type { WatchEntryTable, WebhookEndpointTable } from './schema-watch.js';
 import { firstOf, rowsOf, type Steps } from './steps.js';
 import type { StoreCore } from './store-core.js';
 import { AccountsError, DEFAULT_PLAN, effectivePlan } from './store.js';
