@@ -169,6 +169,16 @@ export const SETTINGS = {
     description:
       'Non-public addresses or CIDR prefixes webhooks may go to all the same (comma separated, for local receivers); empty: public addresses only.',
   },
+  WEBHOOK_DELIVERY: {
+    schema: z.enum(['on', 'off']).default('on'),
+    description:
+      'off: this process sends no webhooks (the events of new releases are still computed for the change feed, and wait in the outbox for a process that delivers).',
+  },
+  WEBHOOK_POLL_MS: {
+    schema: z.coerce.number().int().min(50).max(60_000).default(1_000),
+    description:
+      'How often a server process looks for a new release to compute watch events of and for webhook deliveries that are due, in milliseconds.',
+  },
   USAGE_FLUSH_MS: {
     schema: z.coerce.number().int().min(10).max(10_000).default(200),
     description:
