@@ -9,7 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import path from 'node:path';
 import { ApiError } from '../shared/errors.js';
-import { OPERATIONS, type Operation } from '../shared/operations.js';
+import { OPERATIONS, runInRelease, type Operation } from '../shared/operations.js';
 import { QUERY_PARAMETERS, type CallArguments, type QueryParameterName } from '../shared/parameters.js';
 import { openRelease, type Release } from '../shared/queries/index.js';
 import { currentReleaseFile } from './release/publish.js';
@@ -146,7 +146,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
       const chosen = options.release ?? (query.opts() as { release?: string }).release;
       const release = openChosen(releasesDir(), chosen);
       try {
-        const body = op.run(argumentsOf(op, value, options), { release, pageSize: (n) => n });
+        const body = runInRelease(op, argumentsOf(op, value, options), { release, pageSize: (n) => n });
         console.log(JSON.stringify(body, null, 2));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

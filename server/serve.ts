@@ -16,6 +16,7 @@ import { createServerLogger } from './observability/log.js';
 import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './observability/metrics.js';
 import { ReleaseStore } from './releases/store.js';
 import { parseAllowedAddresses } from './watch/ssrf.js';
+import { changeFeed } from './watch/feed.js';
 import { WatchService } from './watch/service.js';
 
 /** How one process of a `--workers N` server differs from a single one (server/cluster/). */
@@ -76,6 +77,7 @@ export async function serve(
     refusedKeys: services.refusedKeys,
     logger,
     metrics,
+    changes: changeFeed(services.store),
   });
   let webConsole: RunningConsole | null = null;
   if (settings.CONSOLE_URL) {

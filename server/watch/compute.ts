@@ -10,21 +10,10 @@ import type { NewWatchEvent, WatchEntry } from '../../accounts/watch-types.js';
 import { diffReleases, type Change } from '../../builder/diff.js';
 import { parseCidr } from '../../shared/ip.js';
 import type { Release } from '../../shared/queries/index.js';
+import type { EventKind } from '../../shared/watch-events.js';
 import type { WatchIndex } from './subjects.js';
 
-export const EVENT_KINDS = [
-  'domain.dns_changed',
-  'domain.network_changed',
-  'ip.domain_added',
-  'ip.domain_removed',
-  'ip.range_entered',
-  'ip.range_left',
-  'asn.domain_added',
-  'asn.domain_removed',
-  'asn.route_added',
-  'asn.route_removed',
-] as const;
-export type EventKind = (typeof EVENT_KINDS)[number];
+export { EVENT_KINDS, type EventKind } from '../../shared/watch-events.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
