@@ -291,7 +291,7 @@ export const DetailBody = z
   .register(apiRegistry, { id: 'Detail' });
 
 // ---------------------------------------------------------------------------------------------
-// The change feed (docs/api.md#change-feed): the bodies webhooks deliver, as a page
+// The change feed (docs/api.md#get-v1changes): the bodies webhooks deliver, as a page
 
 export const ChangeEvent = z
   .strictObject({

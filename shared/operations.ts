@@ -33,7 +33,7 @@ export interface RunContext {
   changes?: ChangeFeed;
 }
 
-/** One page of a project's change feed (docs/api.md#change-feed). */
+/** One page of a project's change feed (docs/api.md#get-v1changes). */
 export interface ChangeFeedPage {
   items: object[];
   next_cursor: string | null;

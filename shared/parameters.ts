@@ -256,7 +256,7 @@ export interface CallArguments {
   time_first_after?: number;
   time_last_before?: number;
   time_last_after?: number;
-  /** The change feed (docs/api.md#change-feed): an event id, or a moment in epoch seconds. */
+  /** The change feed (docs/api.md#get-v1changes): an event id, or a moment in epoch seconds. */
   since?: string | number;
   kind?: EventKind[];
   subject?: string;

@@ -1,5 +1,5 @@
 /**
- * The change feed (GET /v1/changes, the MCP tool list_changes; docs/api.md#change-feed) over the
+ * The change feed (GET /v1/changes, the MCP tool list_changes; docs/api.md#get-v1changes) over the
  * accounts store's events: a project's events oldest first by (release, id), each item the body a
  * webhook delivers. The cursor is the last event id of the page: events are never rewritten, so a
  * cursor stays good across releases; a page is full when one more event follows it.
