@@ -317,7 +317,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'DNSDB', description: 'Passive-DNS lookups in the DNSDB API v2 form, for DNSDB clients.' },
       {
         name: 'Watch',
-        description: "The change feed of the key's project's watch entries (the same events its webhooks deliver).",
+        description:
+          "The change feed of the key's project's watch entries (the same events its webhooks deliver).",
       },
     ],
     security: [{ bearerAuth: [] }],
