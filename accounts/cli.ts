@@ -23,6 +23,7 @@ import {
 } from './cli-support.js';
 import { registerPlanCommands } from './cli-plans.js';
 import { registerBackupCommands } from './cli-backup.js';
+import { registerWatchCommands } from './cli-watch.js';
 
 export { formatTable, parseExpiry, type CliIo } from './cli-support.js';
 
@@ -265,5 +266,6 @@ export function registerAccountCommands(program: Command, io: CliIo = consoleIo)
     );
 
   registerPlanCommands(program, withStore, io);
+  registerWatchCommands(program, withStore, io);
   registerBackupCommands(program, io);
 }

@@ -4,7 +4,16 @@
  */
 import { randomString } from './api-key.js';
 
-export const ID_PREFIXES = { workspace: 'ws', project: 'prj', key: 'key', user: 'usr' } as const;
+export const ID_PREFIXES = {
+  workspace: 'ws',
+  project: 'prj',
+  key: 'key',
+  user: 'usr',
+  watch: 'wat',
+  endpoint: 'whe',
+  attempt: 'att',
+  testEvent: 'evt_test',
+} as const;
 
 const ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

@@ -14,6 +14,15 @@ import { sql, type ColumnType, type Compilable, type Kysely, type SchemaModule }
 import { firstOf, rowsOf, type Steps } from './steps.js';
 import type { AccountsDialect } from './dialect.js';
 import type { MemberRole, UsageScope } from './records.js';
+import {
+  watchMigration,
+  type WatchEntryTable,
+  type WatchEventTable,
+  type WatchRunTable,
+  type WebhookAttemptTable,
+  type WebhookDeliveryTable,
+  type WebhookEndpointTable,
+} from './schema-watch.js';
 import { AccountsError, DEFAULT_PLAN } from './store.js';
 
 /** A point in time: written as ISO 8601 UTC text, read as text (SQLite) or a Date (PostgreSQL). */
@@ -122,6 +131,8 @@ export interface PlanTable {
   requests_per_minute: number;
   monthly_quota: number;
   max_page_size: number;
+  /** Watch entries per project (migration 5; null: the Free plan's, FREE_MAX_WATCH_ENTRIES). */
+  max_watch_entries?: ColumnType<number | null, number | null | undefined, number | null>;
   updated_at: Time;
 }
 
@@ -154,6 +165,12 @@ export interface Tables {
   sign_in_link: SignInLinkTable;
   recovery_code: RecoveryCodeTable;
   usage_day: UsageDayTable;
+  watch_entry: WatchEntryTable;
+  webhook_endpoint: WebhookEndpointTable;
+  watch_run: WatchRunTable;
+  watch_event: WatchEventTable;
+  webhook_delivery: WebhookDeliveryTable;
+  webhook_attempt: WebhookAttemptTable;
 }
 
 export interface Migration {
@@ -298,6 +315,11 @@ export const MIGRATIONS: readonly Migration[] = [
       schema.alterTable('console_session').addColumn('second_factor_pending_since', d.time),
       schema.alterTable('api_key').addColumn('created_by', 'text', (c) => c.references(`${d.users}.id`)),
     ],
+  },
+  {
+    version: 5,
+    name: 'watchlists, events, webhook endpoints and their outbox',
+    statements: (schema, d) => [...watchMigration(schema, d)],
   },
 ];
 

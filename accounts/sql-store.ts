@@ -16,6 +16,8 @@ import { consoleOperations } from './store-console.js';
 import { keyOperations } from './store-keys.js';
 import { memberOperations } from './store-members.js';
 import { usageOperations } from './store-usage.js';
+import { watchOperations } from './store-watch.js';
+import { outboxOperations } from './store-outbox.js';
 import { workspaceOperations } from './store-workspaces.js';
 import type { AccountsStore } from './store.js';
 
@@ -27,6 +29,8 @@ export function sqlAccountsStore(database: AccountsDatabase): AccountsStore {
     ...usageOperations(core),
     ...memberOperations(core),
     ...consoleOperations(core),
+    ...watchOperations(core),
+    ...outboxOperations(core),
     async ping() {
       await core.all(core.q.selectNoFrom((eb) => eb.lit(1).as('one')));
     },

@@ -6,6 +6,7 @@
  */
 
 import type { ConsoleStore } from './console-types.js';
+import type { WatchStore } from './watch-types.js';
 import type {
   CreateKeyInput,
   CreateProjectInput,
@@ -29,7 +30,7 @@ export const MAX_ACTIVE_KEYS_PER_WORKSPACE = 25;
 
 export const DEFAULT_PLAN = 'free';
 
-export interface AccountsStore extends ConsoleStore {
+export interface AccountsStore extends ConsoleStore, WatchStore {
   /**
    * The principal of an active key, or null when the token is malformed or fails its checksum
    * (refused without reading the store), unknown, revoked or expired at `now`.
@@ -94,6 +95,7 @@ export type AccountsErrorCode =
   | 'ambiguous'
   | 'invalid_input'
   | 'key_limit_reached'
+  | 'watch_limit_reached'
   | 'already_revoked'
   | 'unsupported_schema';
 

@@ -5,7 +5,7 @@
  * `{input, lookup, error, message}`), or CSV/TSV of chosen dotted paths.
  */
 import { ApiError } from '../shared/errors.js';
-import { operationById, type Operation } from '../shared/operations.js';
+import { operationById, runInRelease, type Operation } from '../shared/operations.js';
 import { type CallArguments } from '../shared/parameters.js';
 import { resolveAsOf, type Release } from '../shared/queries/index.js';
 
@@ -154,7 +154,7 @@ export class BulkEnricher {
     let body: Record<string, unknown>;
     let error: { error: string; message: string } | null = null;
     try {
-      body = op.run(args, this.context) as Record<string, unknown>;
+      body = runInRelease(op, args, this.context) as Record<string, unknown>;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       this.failed++;

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import path from 'node:path';
 import { ApiError } from '../shared/errors.js';
-import { OPERATIONS, type Operation } from '../shared/operations.js';
+import { OPERATIONS, runInRelease, type Operation } from '../shared/operations.js';
 import { QUERY_PARAMETERS, type CallArguments, type QueryParameterName } from '../shared/parameters.js';
 import { openRelease, type Release } from '../shared/queries/index.js';
 import { currentReleaseFile } from './release/publish.js';
@@ -155,7 +155,7 @@ export function registerQueryCommand(program: Command, releasesDir: () => string
       const release = openChosen(releasesDir(), chosen);
       try {
         const args = argumentsOf(op, value, options, query.opts());
-        const body = op.run(args, { release, pageSize: (n) => n });
+        const body = runInRelease(op, args, { release, pageSize: (n) => n });
         console.log(JSON.stringify(body, null, 2));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

@@ -22,6 +22,7 @@ import { createMcpEndpoint, type McpEndpoint } from './mcp/dispatch.js';
 import { mcpRoute } from './mcp/route.js';
 import type { RequestMetrics } from './observability/metrics.js';
 import type { ReleaseSource } from './releases/store.js';
+import type { ChangeFeed } from '../shared/operations.js';
 
 export type { RequestTimeouts };
 
@@ -75,6 +76,8 @@ export interface EnvelopeOptions {
   refusedKeys?: RefusedKeyThrottle | undefined;
   logger?: Logger | undefined;
   metrics?: RequestMetrics | undefined;
+  /** The change feed (list_changes); none: that operation answers 503. */
+  changes?: ChangeFeed | undefined;
 }
 
 /** The call envelope of a server: every transport's keyed calls, the console's playground's too. */
@@ -85,6 +88,7 @@ export function apiEnvelope(options: EnvelopeOptions): Envelope {
     accounts: options.accounts,
     meter: options.meter ?? unmetered,
     refusedKeys: options.refusedKeys,
+    changes: options.changes,
     onMeterRefusal: options.metrics?.meteringRefused,
     logError: (error, op) =>
       logger?.error({ err: error, ...(op === null ? {} : { operation: op.id }) }, 'request failed'),

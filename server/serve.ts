@@ -6,6 +6,7 @@
  */
 import type { pino } from 'pino';
 import type { Settings } from '../shared/config.js';
+import { createMailer } from '../console/mailer.js';
 import { startConsole, type RunningConsole } from '../console/serve.js';
 import { apiEnvelope, buildApp, type App } from './app.js';
 import { consoleOrigin } from './http/origin.js';
@@ -14,6 +15,9 @@ import { createServerServices, type ServerServices, type SharedByPrimary } from 
 import { createServerLogger } from './observability/log.js';
 import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './observability/metrics.js';
 import { ReleaseStore } from './releases/store.js';
+import { parseAllowedAddresses } from './watch/ssrf.js';
+import { changeFeed } from './watch/feed.js';
+import { WatchService } from './watch/service.js';
 
 /** How one process of a `--workers N` server differs from a single one (server/cluster/). */
 export interface WorkerRole {
@@ -26,6 +30,8 @@ export interface RunningServer {
   app: App;
   services: ServerServices;
   releases: ReleaseStore;
+  /** Watch events of new releases and webhook deliveries (server/watch/service.ts). */
+  watch: WatchService;
   /** The console's origin, when CONSOLE_URL is set. */
   consoleUrl: string | null;
   /** The /metrics URL when METRICS_PORT is set. */
@@ -43,6 +49,10 @@ export async function serve(
   worker?: WorkerRole,
 ): Promise<RunningServer> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
+  const webhookGuard = {
+    allowHttp: settings.WEBHOOK_ALLOW_HTTP === 'true',
+    allowed: parseAllowedAddresses(settings.WEBHOOK_ALLOWED_ADDRESSES), // and so does a malformed list
+  };
   // A worker's lines say which process wrote them (one server process needs no pid).
   const base = worker ? { service: 'ipscope-server', pid: process.pid } : { service: 'ipscope-server' };
   const logger = createServerLogger({ level: settings.LOG_LEVEL, base }, logDestination);
@@ -67,6 +77,7 @@ export async function serve(
     refusedKeys: services.refusedKeys,
     logger,
     metrics,
+    changes: changeFeed(services.store),
   });
   let webConsole: RunningConsole | null = null;
   if (settings.CONSOLE_URL) {
@@ -137,11 +148,34 @@ export async function serve(
     }
     out(`metrics on ${metricsServer.url}`);
   }
+  // Started once the release is loaded and the API listens; each process (worker, replica) runs
+  // one, and the run and delivery leases of the accounts store share the work between them.
+  const watchLog = logger.child({ component: 'watch' });
+  const mailer =
+    webConsole?.mailer ??
+    createMailer({
+      smtpUrl: settings.SMTP_URL,
+      from: settings.MAIL_FROM,
+      outbox: settings.CONSOLE_OUTBOX,
+      log: (message, fields) => watchLog.warn(fields ?? {}, message),
+    });
+  const watch = new WatchService({
+    store: services.store,
+    releasesDir: settings.RELEASES_DIR,
+    current: () => releases.current(),
+    deliver: settings.WEBHOOK_DELIVERY === 'on',
+    intervalMs: settings.WEBHOOK_POLL_MS,
+    guard: webhookGuard,
+    mailer,
+    log: (level, message, fields) => watchLog[level](fields ?? {}, message),
+  }).start();
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       await webConsole?.close();
-      await app.close();
+      // The round in progress ends (an attempt in flight is recorded) while requests drain.
+      await Promise.all([app.close(), watch.stop()]);
+      if (!webConsole) mailer.close();
       await metricsServer?.close();
       await releases.close();
       await services.close();
@@ -152,6 +186,7 @@ export async function serve(
     app,
     services,
     releases,
+    watch,
     consoleUrl: webConsole?.url ?? null,
     stop,
   };

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { AS_CATEGORIES, NETWORK_ROLES, OUTCOMES, RANGE_CATEGORIES, RECORD_TYPES } from './vocabulary.js';
+import { EVENT_ID_RE, EVENT_KINDS } from './watch-events.js';
 
 /** The named schemas of the OpenAPI document's components (`#/components/schemas/<id>`). */
 export const apiRegistry = z.registry<{ id: string }>();
@@ -291,3 +292,30 @@ export const DetailBody = z
   .object({ detail: z.string() })
   .meta({ description: 'Framework-level refusal: Not Found, Method Not Allowed, Forbidden.' })
   .register(apiRegistry, { id: 'Detail' });
+
+// ---------------------------------------------------------------------------------------------
+// The change feed (docs/api.md#get-v1changes): the bodies webhooks deliver, as a page
+
+export const ChangeEvent = z
+  .strictObject({
+    type: z.enum(EVENT_KINDS),
+    timestamp: timestamp.meta({ description: 'When the newer release was built.' }),
+    data: z
+      .looseObject({
+        id: z.string().regex(EVENT_ID_RE).meta({ description: 'The event id, also the webhook-id header.' }),
+        subject: z.strictObject({ kind: z.enum(['domain', 'ip', 'prefix', 'asn']), value: z.string() }),
+        release: z.string(),
+        previous_release: z.string(),
+      })
+      .meta({
+        description: 'The event; what changed follows the fields above, by type (docs/api.md#webhooks).',
+      }),
+  })
+  .register(apiRegistry, { id: 'ChangeEvent' });
+
+export const ChangesPage = z
+  .strictObject({
+    items: z.array(ChangeEvent),
+    next_cursor: z.string().nullable(),
+  })
+  .register(apiRegistry, { id: 'ChangesPage' });

@@ -160,6 +160,30 @@ export const SETTINGS = {
     description:
       'Free plan: largest page (limit) of a paged lookup; larger values are lowered and next_cursor continues.',
   },
+  FREE_MAX_WATCH_ENTRIES: {
+    schema: z.coerce.number().int().min(0).default(100),
+    description:
+      "Free plan (and plans without a limit of their own): watch entries per project. Other plans: 'server plans watch-limit'.",
+  },
+  WEBHOOK_ALLOW_HTTP: {
+    schema: z.enum(['true', 'false']).default('false'),
+    description: 'true: webhook URLs may be plain http (local receivers); otherwise https only.',
+  },
+  WEBHOOK_ALLOWED_ADDRESSES: {
+    schema: z.string().default(''),
+    description:
+      'Non-public addresses or CIDR prefixes webhooks may go to all the same (comma separated, for local receivers); empty: public addresses only.',
+  },
+  WEBHOOK_DELIVERY: {
+    schema: z.enum(['on', 'off']).default('on'),
+    description:
+      'off: this process sends no webhooks (the events of new releases are still computed for the change feed, and wait in the outbox for a process that delivers).',
+  },
+  WEBHOOK_POLL_MS: {
+    schema: z.coerce.number().int().min(50).max(60_000).default(1_000),
+    description:
+      'How often a server process looks for a new release to compute watch events of and for webhook deliveries that are due, in milliseconds.',
+  },
   USAGE_FLUSH_MS: {
     schema: z.coerce.number().int().min(10).max(10_000).default(200),
     description:

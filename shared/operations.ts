@@ -9,7 +9,7 @@
  * Parameters are declared once too (shared/parameters.ts), and the argument schemas derived from
  * them and an operation in shared/arguments.ts.
  */
-import type { ErrorCode } from './errors.js';
+import { ApiError, type ErrorCode } from './errors.js';
 import type { CallArguments, PathParameterName, QueryParameterName } from './parameters.js';
 import {
   DEFAULT_LIMIT,
@@ -32,6 +32,28 @@ export interface RunContext {
   release: Release | null;
   /** The page size the caller's plan allows for a requested one (free plans: at most 100). */
   pageSize(requested: number): number;
+  /** The project of the caller's key (the envelope's principal); absent offline (`builder query`). */
+  projectId?: string;
+  /** The change feed of the accounts store (server/watch/feed.ts); absent offline. */
+  changes?: ChangeFeed;
+}
+
+/** One page of a project's change feed (docs/api.md#get-v1changes). */
+export interface ChangeFeedPage {
+  items: object[];
+  next_cursor: string | null;
+}
+
+/** The watch events of a project, oldest first, as the accounts store keeps them. */
+export interface ChangeFeed {
+  list(query: {
+    projectId: string;
+    since: string | number | undefined;
+    cursor: string | undefined;
+    kinds: readonly string[] | undefined;
+    subject: string | undefined;
+    limit: number;
+  }): Promise<ChangeFeedPage>;
 }
 
 /**
@@ -68,7 +90,7 @@ export interface Operation {
   command: string | null;
   /** True: an MCP tool of the same name. */
   tool: boolean;
-  tag: 'IP' | 'Domain' | 'ASN' | 'Service' | 'DNSDB';
+  tag: 'IP' | 'Domain' | 'ASN' | 'Service' | 'DNSDB' | 'Watch';
   /** A short title (MCP tool title). */
   title: string;
   /** The question it answers (docs/api.md), the OpenAPI summary. */
@@ -83,8 +105,16 @@ export interface Operation {
   errors: readonly number[];
   /** 422 codes besides the path parameter's own (ip_domains refuses a bogon: non_public_ip). */
   alsoRefuses?: readonly ErrorCode[];
-  /** The lookup: the response body, or throws ApiError. */
-  run(args: CallArguments, context: RunContext): object;
+  /**
+   * The lookup in the release: the response body, or throws ApiError. An operation has `run` or
+   * `load`, not both.
+   */
+  run?(args: CallArguments, context: RunContext): object;
+  /**
+   * A lookup in the accounts store (the change feed): the envelope waits for it once the unit is
+   * reserved (with the plan's page size); never kept in the answer cache, never offline.
+   */
+  load?(args: CallArguments, context: RunContext): Promise<object>;
   /** False for an answer that is not counted (a bogon lookup_ip). */
   billable(body: object): boolean;
   /** Which answers the server keeps per release; absent: none. */
@@ -296,6 +326,38 @@ export const OPERATIONS: readonly Operation[] = [
     },
   },
   {
+    id: 'list_changes',
+    path: '/v1/changes',
+    query: ['since', 'kind', 'subject', 'limit', 'cursor'],
+    command: null,
+    tool: true,
+    tag: 'Watch',
+    title: 'Changes of watched subjects',
+    summary:
+      "What changed, release to release, for the key's project's watched domains, IPs, prefixes and ASes? (change feed)",
+    description:
+      "The change feed of the key's project: the events computed when a new data release replaced the previous one, for the project's watch entries (domains, IP addresses, CIDR prefixes, AS numbers), oldest first. " +
+      'Each item is the body a webhook delivers: `type` (the event kind), `timestamp` (when the newer release was built) and `data` (`id` evt_…, `subject` {kind, value}, `release`, `previous_release`, and what changed). ' +
+      '`since` an event id lists what came after it (keep the last id you read); `since` a moment lists the events of releases built after it; `kind` and `subject` filter. ' +
+      'Paging: pass `next_cursor` as `cursor` with the same other arguments until it is null; these cursors do not expire with a release. An empty list means nothing watched changed, or the project watches nothing. Each page counts one request.',
+    fields:
+      '`items` (oldest first; each {type, timestamp, data}: data.id evt_… (also the webhook-id), data.subject {kind domain/ip/prefix/asn, value}, data.release and data.previous_release, then by type: domain.dns_changed old/new {addresses, outcome}; domain.network_changed old_networks/networks; ip.domain_added/removed domain, address; asn.domain_added/removed domain; ip.range_entered/left range {source, prefix, category}; asn.route_added/removed route), `next_cursor`.',
+    response: 'ChangesPage',
+    errors: [400, 401, 402, 422, 429, 503],
+    load: async (args, { pageSize, projectId, changes }) => {
+      if (changes === undefined || projectId === undefined) throw new ApiError('service_unavailable');
+      return changes.list({
+        projectId,
+        since: args.since,
+        cursor: args.cursor,
+        kinds: args.kind,
+        subject: args.subject,
+        limit: pageSize(args.limit ?? DEFAULT_LIMIT),
+      });
+    },
+    billable: always,
+  },
+  {
     id: 'ping',
     path: '/v1/ping',
     query: [],
@@ -312,6 +374,12 @@ export const OPERATIONS: readonly Operation[] = [
     billable: always,
   },
 ];
+
+/** An operation's lookup in the release (`run`); one that only loads (the change feed) throws. */
+export function runInRelease(op: Operation, args: CallArguments, context: RunContext): object {
+  if (op.run === undefined) throw new Error(`${op.id} is not a lookup in the release`);
+  return op.run(args, context);
+}
 
 /** The operations that are MCP tools. */
 export const TOOLS: readonly Operation[] = OPERATIONS.filter((op) => op.tool);

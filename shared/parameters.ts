@@ -8,6 +8,7 @@ import type { ErrorCode } from './errors.js';
 import { DEFAULT_LIMIT, MAX_CURSOR_LENGTH, MAX_LIMIT } from './queries/paging.js';
 import { parseInstant } from './time.js';
 import { DNSDB_MAX_OFFSET, DNSDB_RRTYPES, type DnsdbRrtype } from './queries/dnsdb.js';
+import { EVENT_ID_RE, EVENT_KINDS, type EventKind } from './watch-events.js';
 
 interface ParameterBase {
   description: string;
@@ -115,6 +116,38 @@ const instant = z
     return epoch;
   });
 
+/** The change feed's `since`: an event id as given, or a moment as epoch seconds. */
+const since = z
+  .string()
+  .max(40)
+  .transform((text, ctx): string | number => {
+    if (EVENT_ID_RE.test(text)) return text;
+    const epoch = parseInstant(text);
+    if (epoch !== null) return epoch;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'Input should be an event id (evt_…) or an ISO 8601 date or timestamp in UTC, e.g. 2026-10-05',
+    });
+    return z.NEVER;
+  });
+
+/** The change feed's `kind`: one event kind or several, comma separated. */
+const kinds = z
+  .string()
+  .max(400)
+  .transform((text, ctx): EventKind[] => {
+    const list = text.split(',').map((k) => k.trim());
+    const unknown = list.filter((k) => !(EVENT_KINDS as readonly string[]).includes(k));
+    if (unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `Input should be event kinds among ${EVENT_KINDS.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return list as EventKind[];
+  });
+
 export const QUERY_PARAMETERS = {
   include_ended: {
     in: 'query',
@@ -190,6 +223,26 @@ export const QUERY_PARAMETERS = {
     fallback: 0,
     description: `DNSDB: records to skip, 0 to ${DNSDB_MAX_OFFSET}.`,
   },
+  since: {
+    in: 'query',
+    kind: 'string',
+    schema: since,
+    description:
+      'Change feed: only events after this event id (evt_…, its position in the feed), or of releases built after this moment (an ISO 8601 date or timestamp in UTC); omit for the oldest events kept.',
+  },
+  kind: {
+    in: 'query',
+    kind: 'string',
+    schema: kinds,
+    description: `Change feed: only events of this kind, or of these kinds separated by commas (${EVENT_KINDS.join(', ')}).`,
+  },
+  subject: {
+    in: 'query',
+    kind: 'string',
+    schema: z.string().max(300),
+    description:
+      'Change feed: only events of this watched subject: a domain, an IP address, a CIDR prefix or an AS number (AS13335 or 13335), as a watch entry names it.',
+  },
   time_first_before: dnsdbTime('first seen at or before'),
   time_first_after: dnsdbTime('first seen at or after'),
   time_last_before: dnsdbTime('last seen at or before'),
@@ -223,4 +276,8 @@ export interface CallArguments {
   time_first_after?: number;
   time_last_before?: number;
   time_last_after?: number;
+  /** The change feed (docs/api.md#get-v1changes): an event id, or a moment in epoch seconds. */
+  since?: string | number;
+  kind?: EventKind[];
+  subject?: string;
 }

@@ -317,6 +317,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'Service', description: 'Health, key check and documents.' },
       { name: 'MCP', description: 'The lookups as MCP tools.' },
       { name: 'DNSDB', description: 'Passive-DNS lookups in the DNSDB API v2 form, for DNSDB clients.' },
+      {
+        name: 'Watch',
+        description:
+          "The change feed of the key's project's watch entries (the same events its webhooks deliver).",
+      },
     ],
     security: [{ bearerAuth: [] }],
     paths,

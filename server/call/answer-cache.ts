@@ -7,7 +7,7 @@
  * asked while the last 8,192 keys that missed were remembered: traffic spread over many keys then
  * adds no garbage.
  */
-import type { Operation, RunContext } from '../../shared/operations.js';
+import { runInRelease, type Operation, type RunContext } from '../../shared/operations.js';
 import type { CallArguments } from '../../shared/parameters.js';
 import { hashText } from '../../shared/hash.js';
 import { RecentCache } from '../../shared/queries/common.js';
@@ -91,9 +91,10 @@ function keptOf(release: Release, op: Operation): KeptAnswers {
   return kept;
 }
 
-/** The answer for the response object `value` of `op`. */
-function answerFor(op: Operation, value: object): Answer {
-  return { json: responseParts(value), billable: op.billable(value) };
+/** The answer for the response object `value` of `op` (never kept); `withValue`: carrying it. */
+export function answerFor(op: Operation, value: object, withValue = false): Answer {
+  const answer = { json: responseParts(value), billable: op.billable(value) };
+  return withValue ? { ...answer, value } : answer;
 }
 
 /** The answer to keep: its head as UTF-8 in a buffer of its own (a pooled slice would pin its slab). */
@@ -113,14 +114,12 @@ export function answerOf(op: Operation, args: CallArguments, context: RunContext
   const release = context.release;
   const key = policy === undefined || withValue || release === null ? null : policy.key(args, context);
   if (key === null) {
-    const value = op.run(args, context);
-    const answer = answerFor(op, value);
-    return withValue ? { ...answer, value } : answer;
+    return answerFor(op, runInRelease(op, args, context), withValue);
   }
   const kept = keptOf(release!, op);
   const hit = kept.answers.get(key);
   if (hit !== undefined) return hit;
-  const value = op.run(args, context);
+  const value = runInRelease(op, args, context);
   const answer = answerFor(op, value);
   if (kept.asked !== null && !kept.asked.seen(key)) return answer;
   if (!policy!.worthKeeping(value, context)) return answer;

@@ -24,13 +24,13 @@
  */
 import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
-import { type Operation, type RunContext } from '../../shared/operations.js';
+import { type ChangeFeed, type Operation, type RunContext } from '../../shared/operations.js';
 import { type CallArguments } from '../../shared/parameters.js';
 import { codedRefusal, parseToolArguments, queryStringSchema } from '../../shared/arguments.js';
 import type { Release } from '../../shared/queries/index.js';
 import type { RefusedKeyThrottle } from '../limits/refused-keys.js';
 import { SETTLED, type Meter, type Reservation } from '../limits/meter.js';
-import { answerOf, type Answer } from './answer-cache.js';
+import { answerFor, answerOf, type Answer } from './answer-cache.js';
 import { KEY_IN_URL_MESSAGE, type AccountsPort } from './keys.js';
 import { pageLimit } from './page-size.js';
 import { parseQuery } from './query-params.js';
@@ -86,6 +86,8 @@ export interface EnvelopeDeps {
   /** The key check (server/limits/key-verifier.ts in a server). */
   accounts: AccountsPort;
   meter: Meter;
+  /** The change feed of the accounts store (list_changes); none: that operation answers 503. */
+  changes?: ChangeFeed | undefined;
   /** Too many refused keys from one address answer rate_limited; none: not throttled. */
   refusedKeys?: RefusedKeyThrottle | undefined;
   /** A refusal of the meter (429 rate_limited, 402 quota_exceeded or project_cap_exceeded), for the metrics. */
@@ -201,9 +203,81 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     );
   }
 
+  /** Step 3: the unit reserved, then `finish`; a meter refusal is the answer. */
+  function reserve(principal: KeyPrincipal, op: Operation, to: Recipient, finish: (r: Reservation) => void) {
+    let now: Reservation | undefined;
+    try {
+      now = deps.meter.reserveNow?.(principal);
+    } catch (error) {
+      return to.result(errorResult(error, op));
+    }
+    if (now !== undefined) return finish(now);
+    deps.meter.reserve(principal).then(finish, (error: unknown) => {
+      if (error instanceof ApiError && error.code !== 'service_unavailable')
+        deps.onMeterRefusal?.(error.code);
+      to.result(errorResult(error, op, error instanceof ApiError ? error.headers : NO_HEADERS));
+    });
+  }
+
+  /**
+   * Steps 2 to 5 of an operation that loads from the accounts store (the change feed): the
+   * parameters, the unit reserved, then the load with the reservation's page size for the
+   * principal's project; the result once the load and the counters have answered.
+   */
+  function callLoaded(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
+    const { op } = facts;
+    let args: CallArguments | undefined;
+    let failure: unknown;
+    try {
+      args = parse(op, facts.args);
+    } catch (error) {
+      failure = error;
+    }
+    reserve(principal, op, to, (reservation) => {
+      const settle = (value: object | null, error: unknown) => {
+        let result: CallResult;
+        let done: Promise<void>;
+        try {
+          const answer = value === null ? null : answerFor(op, value, facts.withValue === true);
+          const settled = answer?.billable ? reservation.commit() : reservation.release();
+          result =
+            answer === null
+              ? errorResult(error, op, settled.headers)
+              : { status: 200, headers: settled.headers, answer, refusal: null };
+          done = settled.done;
+        } catch (caught) {
+          return to.result(errorResult(caught, op));
+        }
+        if (done === SETTLED) return to.result(result);
+        done.then(
+          () => to.result(result),
+          (caught: unknown) => to.result(errorResult(caught, op)),
+        );
+      };
+      const context: RunContext = {
+        release: null,
+        pageSize: (requested) => Math.min(pageLimit(principal, requested), reservation.maxPageSize),
+        projectId: principal.projectId,
+        changes: deps.changes,
+      };
+      if (failure !== undefined) return settle(null, failure);
+      let loading: Promise<object>;
+      try {
+        loading = op.load!(args!, context);
+      } catch (error) {
+        return settle(null, error);
+      }
+      loading.then(
+        (value) => settle(value, undefined),
+        (error: unknown) => settle(null, error),
+      );
+    });
+  }
+
   /** Steps 2 to 5 for a caller whose key was accepted. */
   function callAs(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
     const { op } = facts;
+    if (op.load !== undefined) return callLoaded(principal, facts, to);
     const withValue = facts.withValue === true;
     let release: Release | null = null;
     let args: CallArguments | undefined;
@@ -255,18 +329,7 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
       );
     };
 
-    let now: Reservation | undefined;
-    try {
-      now = deps.meter.reserveNow?.(principal);
-    } catch (error) {
-      return to.result(errorResult(error, op));
-    }
-    if (now !== undefined) return finish(now);
-    deps.meter.reserve(principal).then(finish, (error: unknown) => {
-      if (error instanceof ApiError && error.code !== 'service_unavailable')
-        deps.onMeterRefusal?.(error.code);
-      to.result(errorResult(error, op, error instanceof ApiError ? error.headers : NO_HEADERS));
-    });
+    reserve(principal, op, to, finish);
   }
 
   function call(facts: CallFacts, to: Recipient): void {

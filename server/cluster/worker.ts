@@ -2,7 +2,9 @@
  * One worker of `server serve --workers N`: the whole server (API, MCP, console) over the
  * release, opened read-only by this process; the counters and the refused-key throttle are the
  * primary's (without Redis), and the release swaps when the primary says so, in every worker
- * together. SIGINT is the primary's to handle; SIGTERM or the primary's `drain` stop this worker
+ * together. Each worker also runs the watch service (server/watch/service.ts): the run lease picks
+ * the one process that computes a new release's events, the outbox lease the one that attempts
+ * each delivery. SIGINT is the primary's to handle; SIGTERM or the primary's `drain` stop this worker
  * gracefully.
  */
 import type { Settings } from '../../shared/config.js';

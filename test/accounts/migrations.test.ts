@@ -1,7 +1,7 @@
 /**
  * Upgrades lose nothing: an accounts store of every earlier schema, as the code of its time created
  * it (fixtures/: schema 1 and 2 by the DDL of before issue 14, schema 3 as first released, without
- * `user.totp_last_step`), migrates forward when the store of today opens it, on SQLite and on
+ * `user.totp_last_step`, schema 4 as released before issue 34), migrates forward when the store of today opens it, on SQLite and on
  * PostgreSQL: afterwards it has exactly the schema of a fresh store, every row it had is there
  * with the same values, its keys verify, and the store works on it. Opening it again changes
  * nothing.
@@ -28,7 +28,7 @@ const WEB = 'prj_fixtureweb000001';
 const OWNER = 'usr_fixtureowner0001';
 
 /** Every earlier schema, by the version its store records. */
-const FIXTURES = [1, 2, 3];
+const FIXTURES = [1, 2, 3, 4];
 
 const makers: Array<[StoreKind, (t: Test) => AccountsDbMaker]> = [
   ['sqlite', sqliteDbs],
@@ -88,11 +88,13 @@ async function checkRows(t: Test, store: AccountsStore, version: number): Promis
       id: OWNER,
       totpSecret: 'JBSWY3DPEHPK3PXP',
       totpEnabledAt: new Date('2026-03-05T09:00:00.000Z'),
-      totpLastStep: null,
+      // Schema 4's fixture had a TOTP step used; the earlier ones had no such column.
+      totpLastStep: version >= 4 ? 58_000_000 : null,
     });
     t.match(await store.getSession('5e55105e55105e55105e55105e55105e55105e55105e55105e55105e55105e55'), {
       userId: OWNER,
       stepCodeTries: 0,
+      secondFactorPendingSince: version >= 4 ? new Date('2026-11-20T08:00:00.000Z') : null,
     });
     t.equal(await store.countRecoveryCodes(OWNER), 1, 'the unused recovery code');
     t.same(

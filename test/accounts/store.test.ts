@@ -73,6 +73,12 @@ t.test('creates the file and its directory, WAL, migrations table, reopen is ide
     'usage',
     'usage_day',
     'user',
+    'watch_entry',
+    'watch_event',
+    'watch_run',
+    'webhook_attempt',
+    'webhook_delivery',
+    'webhook_endpoint',
     'workspace',
   ]);
   const columns = (table: string) =>

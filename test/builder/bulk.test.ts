@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { operationById } from '../../shared/operations.js';
+import { operationById, runInRelease } from '../../shared/operations.js';
 import { openRelease } from '../../shared/queries/index.js';
 import { classifyInput, parseFieldPath, valueAt } from '../../builder/bulk.js';
 import { copyDemoRelease, ROOT } from '../helpers/demo-release.js';
@@ -74,7 +74,7 @@ t.test('NDJSON: one line per input, in order, each the API answer with the input
     const op = operationById(kind === 'ip' ? 'lookup_ip' : kind === 'asn' ? 'lookup_asn' : 'domain_hosting')!;
     let expected: object;
     try {
-      expected = op.run({ [op.pathParameter!]: input }, context);
+      expected = runInRelease(op, { [op.pathParameter!]: input }, context);
     } catch (err) {
       expected = (err as { toBody(): object }).toBody();
     }

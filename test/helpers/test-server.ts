@@ -15,6 +15,7 @@ import { ReleaseStore, type ReleaseSource } from '../../server/releases/store.js
 import { copyDemoRelease } from './demo-release.js';
 import { assertContract } from './contract.js';
 import { createTestKey } from './accounts.js';
+import { changeFeed } from '../../server/watch/feed.js';
 
 export const CONSOLE_URL = 'https://console.ipscope.test';
 
@@ -88,7 +89,7 @@ export async function startTestServer(t: Test, options: TestServerOptions = {}):
   const served = options.releases ?? releases;
   const accounts = options.accounts ?? store;
   const app = buildApp({
-    envelope: apiEnvelope({ releases: served, accounts, logger }),
+    envelope: apiEnvelope({ releases: served, accounts, logger, changes: changeFeed(store) }),
     releases: served,
     accounts,
     consoleUrl: CONSOLE_URL,

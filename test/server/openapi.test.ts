@@ -57,6 +57,11 @@ const EXPECTED: Record<string, { method: string; statuses: string[]; query: stri
     statuses: ['200', '308', '400', '401', '402', '403', '410', '422', '429', '500', '503', 'default'],
     query: ['limit', 'cursor', 'as_of'],
   },
+  '/v1/changes': {
+    method: 'get',
+    statuses: ['200', '308', '400', '401', '402', '403', '422', '429', '500', '503', 'default'],
+    query: ['since', 'kind', 'subject', 'limit', 'cursor'],
+  },
   '/v1/ping': {
     method: 'get',
     statuses: ['200', '308', '401', '402', '403', '429', '500', '503', 'default'],

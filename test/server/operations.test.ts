@@ -56,8 +56,8 @@ t.test('the MCP tools are the operations of the table marked as tools', async (t
   );
   t.same(
     TOOLS.map((op) => op.id),
-    ['lookup_ip', 'ip_domains', 'domain_history', 'domain_hosting', 'lookup_asn'],
-    'the five lookups of docs/api.md#operations',
+    ['lookup_ip', 'ip_domains', 'domain_history', 'domain_hosting', 'lookup_asn', 'list_changes'],
+    'the five lookups of docs/api.md#operations and the change feed',
   );
 });
 
