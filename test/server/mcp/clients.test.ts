@@ -136,6 +136,7 @@ for (const { name, connect, version } of CLIENTS) {
       'from',
       'to',
       'strict',
+      'as_of',
     ]);
     t.match(byName.get('domain_history')?.description, /next_cursor/, 'paging is explained');
   });
