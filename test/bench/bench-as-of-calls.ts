@@ -9,6 +9,8 @@
  * --only <name> --calls N: that query only, N calls, no timing (for valgrind --tool=callgrind:
  * instructions per call = the difference of two call counts' totals over the difference of counts).
  */
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import {
   domainHistory,
@@ -20,7 +22,7 @@ import {
   openRelease,
   warmLookupIp,
 } from '../../shared/queries/index.js';
-import { warmAsOf } from '../../shared/queries/as-of/epoch-index.js';
+import { sqlOnly, warmAsOf } from '../../shared/queries/as-of/epoch-index.js';
 import { spread, summarize } from './wrk.js';
 
 const { values } = parseArgs({
@@ -33,6 +35,8 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '1000' },
     /** No in-memory as-of index (the SQL path), for a before/after in one build. */
     'no-index': { type: 'boolean', default: false },
+    /** With --only: a CPU profile of the calls alone (not the loading) written to this file. */
+    profile: { type: 'string' },
   },
 });
 if (values.release === undefined) throw new Error('--release <file>');
@@ -75,13 +79,24 @@ const callsOf = (name: string) =>
 
 async function main(): Promise<void> {
   await warmLookupIp(release);
-  if (!values['no-index']) await warmAsOf(release, at, now);
+  if (values['no-index']) sqlOnly(release);
+  else await warmAsOf(release, at, now);
   if (values.only !== undefined) {
     const run = queries[values.only];
     if (!run) throw new Error(`--only: one of ${Object.keys(queries).join(', ')}`);
     const calls = Number(values.calls);
     const per = callsOf(values.only);
+    const session = values.profile === undefined ? null : new Session();
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
     for (let done = 0; done < calls; done += per) run();
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      fs.writeFileSync(values.profile!, JSON.stringify(profile));
+    }
     return;
   }
   console.log(`release ${release.id}, as_of ${at}, ${ips.length} IPs, ${domains.length} domains, ${asns.length} ASes`);

@@ -14,16 +14,37 @@ import type Database from 'better-sqlite3';
 import { validAtSql } from '../../as-of-symbols.js';
 import { ipKey, type Ip } from '../../ip.js';
 import { nowEpoch } from '../../time.js';
+import { rangeItemsInMemory, type RangePage } from '../lookup-asn.js';
 import { RangeIndexBuilder, type FamilyCounts, type RangeIndex } from '../range-index.js';
 import { ReleaseSlot, type Release } from '../release.js';
 import { resolveAsOf, type Epoch } from './common.js';
 
-/** One epoch's segments: provider segments with their range hids, asn segments with their range hid. */
+/**
+ * One epoch's segments: provider segments with their range hids, asn segments with their range
+ * hid; and the pages of each AS's ranges (GET /v1/asn/{asn}).
+ */
 export interface EpochSegments {
   provider: { index: RangeIndex; offsets: Uint32Array; hids: Uint32Array };
   asn: { index: RangeIndex; hids: Uint32Array };
+  pages: AsnPages;
   /** Bytes of the typed arrays held. */
   bytes: number;
+}
+
+/**
+ * The asn_range versions of each AS valid at the epoch, in page order (version, first, last DESC,
+ * ord: the order of asn_range_hist_by_asn): those of AS asnKeys[i] are hids[starts[i] .. starts[i + 1]).
+ */
+export interface AsnPages {
+  asnKeys: Float64Array;
+  starts: Uint32Array;
+  hids: Uint32Array;
+}
+
+/** First and last address of every asn_range_hist version (any epoch), by hid: words [4 hid .. 4 hid + 3]. */
+export interface RangeWords {
+  firstWords: Uint32Array;
+  lastWords: Uint32Array;
 }
 
 /** Epoch indexes kept per release (about 12 MB each on the bench release of 600k asn segments). */
@@ -42,9 +63,13 @@ export interface EpochIndexStats {
 class EpochIndexes {
   /** Ready indexes by epoch number, least recently used first. */
   readonly ready = new Map<number, EpochSegments>();
+  /** Every asn_range version's addresses, loaded with the first epoch index. */
+  words: RangeWords | null = null;
   /** The epoch being built, with its promise. */
   building: { epoch: number; done: Promise<void> } | null = null;
   readonly stats: EpochIndexStats = { hits: 0, misses: 0, built: 0 };
+  /** No indexes: the SQL path answers every lookup (sqlOnly; tests and benchmarks). */
+  sqlOnly = false;
 }
 
 const INDEXES = new ReleaseSlot('as-of epoch segment indexes', () => new EpochIndexes());
@@ -62,7 +87,7 @@ function segmentsAt(release: Release, epoch: Epoch): EpochSegments | undefined {
     return ready;
   }
   indexes.stats.misses++;
-  if (indexes.building === null) void build(release, indexes, epoch);
+  if (indexes.building === null && !indexes.sqlOnly) void build(release, indexes, epoch);
   return undefined;
 }
 
@@ -88,10 +113,50 @@ export function segmentHidsAt(
 
 const EMPTY = new Uint32Array(0);
 
+/**
+ * The page of `asn`'s ranges at `epoch` after the first `after` (the as-of cursor key: ranges served
+ * before), from the epoch's index; `next`: the key of the page after (null: last page); undefined
+ * while the index is not ready (ask SQL).
+ */
+export function asnPageAt(
+  release: Release,
+  epoch: Epoch,
+  asn: number,
+  after: number,
+  limit: number,
+): { ranges: RangePage['ranges']; next: number | null } | undefined {
+  const segments = segmentsAt(release, epoch);
+  const words = INDEXES.of(release).words;
+  if (segments === undefined || words === null) return undefined;
+  const { asnKeys, starts, hids } = segments.pages;
+  let lo = 0;
+  let hi = asnKeys.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = asnKeys[mid]!;
+    if (k === asn) {
+      found = mid;
+      break;
+    }
+    if (k < asn) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  if (found < 0) return { ranges: [], next: null };
+  const rows = hids.subarray(starts[found], starts[found + 1]);
+  const from = Math.min(after, rows.length);
+  const end = Math.min(rows.length, from + limit);
+  return {
+    ranges: rangeItemsInMemory(words.firstWords, words.lastWords, rows, from, end),
+    next: end < rows.length ? end : null,
+  };
+}
+
 function build(release: Release, indexes: EpochIndexes, epoch: Epoch): Promise<void> {
   const done = (async () => {
     // Not in the request that asked: it is answered by SQL first.
     await new Promise((resolve) => setImmediate(resolve));
+    indexes.words ??= await loadRangeWords(release.db);
     const segments = await loadEpochSegments(release.db, epoch.epoch);
     indexes.ready.set(epoch.epoch, segments);
     indexes.stats.built++;
@@ -124,13 +189,22 @@ export async function warmAsOf(release: Release, asOf: string | number, now = no
   }
 }
 
+/** Builds no epoch index on `release`: every as-of lookup by SQL (to compare the two paths). */
+export function sqlOnly(release: Release): void {
+  INDEXES.of(release).sqlOnly = true;
+}
+
 /** The release's epoch index counters and the epochs held (for tests). */
-export function epochIndexStats(release: Release): EpochIndexStats & { epochs: number[]; bytes: number[] } {
+export function epochIndexStats(
+  release: Release,
+): EpochIndexStats & { epochs: number[]; bytes: number[]; wordsBytes: number } {
   const indexes = INDEXES.of(release);
+  const words = indexes.words;
   return {
     ...indexes.stats,
     epochs: [...indexes.ready.keys()],
     bytes: [...indexes.ready.values()].map((s) => s.bytes),
+    wordsBytes: words === null ? 0 : words.firstWords.byteLength + words.lastWords.byteLength,
   };
 }
 
@@ -209,14 +283,101 @@ export async function loadEpochSegments(db: Database.Database, epoch: number): P
     aHids[aIndex.rows] = r[2];
     aIndex.add(r[0], r[1]);
   });
+  const pages = await loadAsnPages(db, epoch);
   // Per segment: start and end (4 bytes each per IPv4 segment, 16 per IPv6), its row position, and
   // the provider hids and offsets / the asn hid.
   const segmentBytes = (c: FamilyCounts) => c.v4 * 12 + c.v6 * 36;
   const bytes =
-    segmentBytes(pCounts) + offsets.byteLength + pHids.byteLength + segmentBytes(aCounts) + aHids.byteLength;
+    segmentBytes(pCounts) + offsets.byteLength + pHids.byteLength + segmentBytes(aCounts) + aHids.byteLength +
+    pages.asnKeys.byteLength + pages.starts.byteLength + pages.hids.byteLength;
   return {
     provider: { index: pIndex.build(), offsets, hids: pHids },
     asn: { index: aIndex.build(), hids: aHids },
+    pages,
     bytes,
   };
+}
+
+/** Every asn_range_hist version's first and last address by hid (hid order, CHUNK rows a statement). */
+async function loadRangeWords(db: Database.Database): Promise<RangeWords> {
+  const maxHid = (db.prepare(`SELECT coalesce(max(hid), 0) FROM asn_range_hist`).pluck().get() as number) + 1;
+  const firstWords = new Uint32Array(maxHid * 4);
+  const lastWords = new Uint32Array(maxHid * 4);
+  const read = db
+    .prepare(`SELECT hid, first, last FROM asn_range_hist WHERE hid > ? ORDER BY hid LIMIT ?`)
+    .raw();
+  for (let after = 0; ; ) {
+    let count = 0;
+    for (const [hid, first, last] of read.iterate(after, CHUNK) as IterableIterator<[number, Buffer, Buffer]>) {
+      for (let w = 0; w < 4; w++) {
+        firstWords[hid * 4 + w] = first.readUInt32BE(w * 4);
+        lastWords[hid * 4 + w] = last.readUInt32BE(w * 4);
+      }
+      after = hid;
+      count++;
+    }
+    if (count < CHUNK) return { firstWords, lastWords };
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The routed asn_range versions valid at `epoch`, grouped by AS in page order (the index
+ * asn_range_hist_by_asn). Read by AS: CHUNK rows a statement from an AS on, the last AS of a full
+ * chunk read again by the next (an AS of more than CHUNK rows on its own).
+ */
+async function loadAsnPages(db: Database.Database, epoch: number): Promise<AsnPages> {
+  const [rowCount, asnCount] = db
+    .prepare(`SELECT count(*), count(DISTINCT asn) FROM asn_range_hist WHERE asn IS NOT NULL AND ${VALID}`)
+    .raw()
+    .get(epoch, epoch) as [number, number];
+  const asnKeys = new Float64Array(asnCount);
+  const starts = new Uint32Array(asnCount + 1);
+  const hids = new Uint32Array(rowCount);
+  const order = `ORDER BY asn, version, first, last DESC, ord`;
+  const from = db
+    .prepare(
+      `SELECT asn, hid FROM asn_range_hist INDEXED BY asn_range_hist_by_asn
+         WHERE asn >= ? AND ${VALID} ${order} LIMIT ?`,
+    )
+    .raw();
+  const one = db
+    .prepare(`SELECT asn, hid FROM asn_range_hist INDEXED BY asn_range_hist_by_asn WHERE asn = ? AND ${VALID} ${order}`)
+    .raw();
+  let at = 0;
+  let keys = 0;
+  const take = (rows: Array<[number, number]>) => {
+    for (const [asn, hid] of rows) {
+      if (keys === 0 || asnKeys[keys - 1] !== asn) {
+        if (keys === asnCount) throw new Error(`asn_range_hist: more ASes than the ${asnCount} counted`);
+        asnKeys[keys] = asn;
+        starts[keys++] = at;
+      }
+      if (at === rowCount) throw new Error(`asn_range_hist: more rows than the ${rowCount} counted`);
+      hids[at++] = hid;
+    }
+  };
+  for (let next = 0; ; ) {
+    const rows = from.all(next, epoch, epoch, CHUNK) as Array<[number, number]>;
+    if (rows.length < CHUNK) {
+      take(rows);
+      break;
+    }
+    // The last AS of a full chunk may go on: read again from it.
+    const lastAsn = rows[rows.length - 1]![0];
+    let keep = rows.length;
+    while (keep > 0 && rows[keep - 1]![0] === lastAsn) keep--;
+    if (keep > 0) {
+      take(rows.slice(0, keep));
+      next = lastAsn;
+    } else {
+      take(one.all(lastAsn, epoch, epoch) as Array<[number, number]>);
+      next = lastAsn + 1;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (at !== rowCount || keys !== asnCount)
+    throw new Error(`asn_range_hist: read ${at} rows of ${keys} ASes, counted ${rowCount} of ${asnCount}`);
+  starts[keys] = at;
+  return { asnKeys, starts, hids };
 }

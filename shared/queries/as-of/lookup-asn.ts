@@ -18,6 +18,7 @@ import {
 import { decodeCursor, encodeCursor } from '../paging.js';
 import type { Release } from '../release.js';
 import { VALID_AT, resolveAsOf, type Epoch } from './common.js';
+import { asnPageAt } from './epoch-index.js';
 
 export function lookupAsnAsOf(
   releaseOrNull: Release | null,
@@ -40,6 +41,12 @@ export function lookupAsnAsOf(
     return asnAnswer(asn, null, asnRow(release, asn), page.ranges, next, resolved.blocks);
   }
   const epoch = resolved.epoch;
+  // The epoch's pages in memory once built (epoch-index.ts); SQL until then.
+  const inMemory = asnPageAt(release, epoch, asn, after, params.limit);
+  if (inMemory !== undefined) {
+    const next = inMemory.next === null ? null : encodeCursor(release, query, [inMemory.next]);
+    return asnAnswer(asn, null, asnRowAt(release, epoch, asn), inMemory.ranges, next, resolved.blocks);
+  }
   const rows = statement(
     release,
     `SELECT first_text, last_text, prefixes FROM asn_range_hist
