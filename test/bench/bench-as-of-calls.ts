@@ -22,7 +22,7 @@ import {
   openRelease,
   warmLookupIp,
 } from '../../shared/queries/index.js';
-import { sqlOnly, warmAsOf } from '../../shared/queries/as-of/epoch-index.js';
+import { epochIndexStats, sqlOnly, warmAsOf } from '../../shared/queries/as-of/epoch-index.js';
 import { spread, summarize } from './wrk.js';
 
 const { values } = parseArgs({
@@ -80,7 +80,12 @@ const callsOf = (name: string) =>
 async function main(): Promise<void> {
   await warmLookupIp(release);
   if (values['no-index']) sqlOnly(release);
-  else await warmAsOf(release, at, now);
+  else {
+    const t0 = Date.now();
+    await warmAsOf(release, at, now);
+    const s = epochIndexStats(release);
+    console.log(`epoch index built in ${Date.now() - t0} ms: ${s.bytes.join(', ')} bytes, shared words ${s.wordsBytes} bytes`);
+  }
   if (values.only !== undefined) {
     const run = queries[values.only];
     if (!run) throw new Error(`--only: one of ${Object.keys(queries).join(', ')}`);
