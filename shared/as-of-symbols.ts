@@ -145,7 +145,8 @@ export function encodeStates(states: string, epoch: EpochTimes): string {
 export function decodeStateEntries(states: string, epoch: EpochTimes): StateEntry[] {
   const entries = JSON.parse(states) as StateEntry[];
   if (!states.includes(String(ROUND))) return entries;
-  for (const entry of entries) for (const i of STATE_TIMES) entry[i] = decodeRoundTime(entry[i], epoch) as number;
+  for (const entry of entries)
+    for (const i of STATE_TIMES) entry[i] = decodeRoundTime(entry[i], epoch) as number;
   return entries;
 }
 

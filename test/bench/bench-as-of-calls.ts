@@ -75,7 +75,13 @@ const queries: Record<string, () => void> = {
   },
 };
 const callsOf = (name: string) =>
-  name.startsWith('lookupIp') ? ips.length : name.startsWith('domain') ? domains.length : name.includes('13335') ? 200 : asns.length;
+  name.startsWith('lookupIp')
+    ? ips.length
+    : name.startsWith('domain')
+      ? domains.length
+      : name.includes('13335')
+        ? 200
+        : asns.length;
 
 async function main(): Promise<void> {
   await warmLookupIp(release);
@@ -84,7 +90,9 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     await warmAsOf(release, at, now);
     const s = epochIndexStats(release);
-    console.log(`epoch index built in ${Date.now() - t0} ms: ${s.bytes.join(', ')} bytes, shared words ${s.wordsBytes} bytes`);
+    console.log(
+      `epoch index built in ${Date.now() - t0} ms: ${s.bytes.join(', ')} bytes, shared words ${s.wordsBytes} bytes`,
+    );
   }
   if (values.only !== undefined) {
     const run = queries[values.only];
@@ -104,7 +112,9 @@ async function main(): Promise<void> {
     }
     return;
   }
-  console.log(`release ${release.id}, as_of ${at}, ${ips.length} IPs, ${domains.length} domains, ${asns.length} ASes`);
+  console.log(
+    `release ${release.id}, as_of ${at}, ${ips.length} IPs, ${domains.length} domains, ${asns.length} ASes`,
+  );
   const names = Object.keys(queries);
   for (const name of names) queries[name]!(); // warm-up: caches and JIT
   const wall = new Map<string, number[]>(names.map((n) => [n, []]));
@@ -124,7 +134,9 @@ async function main(): Promise<void> {
   console.log('| query | CPU µs per call, median (min–max) | wall µs per call, median (min–max) |');
   console.log('|---|---|---|');
   for (const name of names)
-    console.log(`| ${name} | ${spread(summarize(cpu.get(name)!), 2)} | ${spread(summarize(wall.get(name)!), 2)} |`);
+    console.log(
+      `| ${name} | ${spread(summarize(cpu.get(name)!), 2)} | ${spread(summarize(wall.get(name)!), 2)} |`,
+    );
 }
 
 await main();

@@ -1,5 +1,5 @@
 /**
- * The in-memory index of an older epoch (shared/queries/as-of/epoch-index.ts, docs/decisions/0034):
+ * The in-memory index of an older epoch (shared/queries/as-of/epoch-index.ts, docs/decisions/0035):
  * lookup_ip and lookup_asn as of that epoch give the same answers from the index as by SQL, over
  * every segment edge of the history and every AS of it, page by page; and the index is what
  * answered (its counters), built once, in the background, only for an older epoch.
@@ -20,7 +20,9 @@ sqlOnly(sql);
 function addresses(release: Release): string[] {
   const out = new Set<string>(['8.8.8.8', '1.1.1.1', '2606:4700::1', '104.16.132.229']);
   for (const table of ['provider_segment_hist', 'asn_segment_hist', 'provider_segment', 'asn_segment']) {
-    const rows = release.db.prepare(`SELECT first, last FROM ${table}`).raw().all() as Array<[Buffer, Buffer]>;
+    const rows = release.db.prepare(`SELECT first, last FROM ${table}`).raw().all() as Array<
+      [Buffer, Buffer]
+    >;
     for (const [first, last] of rows) {
       for (const key of [first, last]) {
         const ip = ipFromKey(key);
@@ -31,7 +33,8 @@ function addresses(release: Release): string[] {
       }
     }
   }
-  for (const v of release.db.prepare(`SELECT value FROM ip_summary_hist`).pluck().all() as string[]) out.add(v);
+  for (const v of release.db.prepare(`SELECT value FROM ip_summary_hist`).pluck().all() as string[])
+    out.add(v);
   return [...out];
 }
 
@@ -54,21 +57,24 @@ function pages(release: Release, asn: number, limit: number, asOf: string): unkn
   return out;
 }
 
-t.test('before its index is ready, an older epoch is answered by SQL; the build is in the background', async (t) => {
-  const before = epochIndexStats(memory);
-  t.same(before.epochs, [], 'no index yet');
-  const answer = lookupIpAsOf(memory, { ip: '104.16.132.229' }, OLD_T, NOW);
-  t.same(answer, lookupIpAsOf(sql, { ip: '104.16.132.229' }, OLD_T, NOW));
-  t.equal(epochIndexStats(memory).misses, before.misses + 1, 'answered by SQL');
-  t.same(epochIndexStats(memory).epochs, [], 'not built inside the call');
-  await warmAsOf(memory, OLD_T, NOW);
-  const after = epochIndexStats(memory);
-  t.same(after.epochs, [1], 'built for the older epoch');
-  t.equal(after.built, 1);
-  t.ok(after.bytes[0]! > 0 && after.wordsBytes > 0, 'its size is known');
-  await warmAsOf(memory, memory.builtAt, NOW);
-  t.same(epochIndexStats(memory).epochs, [1], 'none for the newest epoch (the release itself)');
-});
+t.test(
+  'before its index is ready, an older epoch is answered by SQL; the build is in the background',
+  async (t) => {
+    const before = epochIndexStats(memory);
+    t.same(before.epochs, [], 'no index yet');
+    const answer = lookupIpAsOf(memory, { ip: '104.16.132.229' }, OLD_T, NOW);
+    t.same(answer, lookupIpAsOf(sql, { ip: '104.16.132.229' }, OLD_T, NOW));
+    t.equal(epochIndexStats(memory).misses, before.misses + 1, 'answered by SQL');
+    t.same(epochIndexStats(memory).epochs, [], 'not built inside the call');
+    await warmAsOf(memory, OLD_T, NOW);
+    const after = epochIndexStats(memory);
+    t.same(after.epochs, [1], 'built for the older epoch');
+    t.equal(after.built, 1);
+    t.ok(after.bytes[0]! > 0 && after.wordsBytes > 0, 'its size is known');
+    await warmAsOf(memory, memory.builtAt, NOW);
+    t.same(epochIndexStats(memory).epochs, [1], 'none for the newest epoch (the release itself)');
+  },
+);
 
 t.test('lookup_ip as of the older epoch: the index and SQL give the same answers', async (t) => {
   await warmAsOf(memory, OLD_T, NOW);
@@ -99,7 +105,8 @@ t.test('lookup_asn as of the older epoch: the same pages from the index and from
   const hits = epochIndexStats(memory).hits;
   for (const limit of [1, 2, 100]) {
     const differ = list.filter(
-      (asn) => JSON.stringify(pages(memory, asn, limit, OLD_T)) !== JSON.stringify(pages(sql, asn, limit, OLD_T)),
+      (asn) =>
+        JSON.stringify(pages(memory, asn, limit, OLD_T)) !== JSON.stringify(pages(sql, asn, limit, OLD_T)),
     );
     t.same(differ, [], `limit ${limit}: no AS paged differently`);
   }

@@ -1,5 +1,5 @@
 /**
- * The segment tables of an older epoch in memory (docs/decisions/0034-as-of-epoch-index.md): which
+ * The segment tables of an older epoch in memory (docs/decisions/0035-as-of-epoch-index.md): which
  * provider ranges and which asn_range row hold an address at epoch e becomes a binary search, as
  * range-index.ts does for the release's own tables, instead of two SQL seeks over the versioned
  * segments (`provider_segment_hist`, `asn_segment_hist`, valid at e).
@@ -187,7 +187,11 @@ export async function warmAsOf(release: Release, asOf: string | number, now = no
     if (indexes.building === null) void build(release, indexes, resolved.epoch);
     const before = indexes.stats.built;
     await indexes.building!.done;
-    if (indexes.stats.built === before && indexes.building === null && !indexes.ready.has(resolved.epoch.epoch))
+    if (
+      indexes.stats.built === before &&
+      indexes.building === null &&
+      !indexes.ready.has(resolved.epoch.epoch)
+    )
       throw new Error(`the index of epoch ${resolved.epoch.epoch} could not be built`);
   }
 }
@@ -261,21 +265,30 @@ function familyCounts(db: Database.Database, table: string, epoch: number): Fami
 export async function loadEpochSegments(db: Database.Database, epoch: number): Promise<EpochSegments> {
   const pCounts = familyCounts(db, 'provider_segment_hist', epoch);
   const hidCount = db
-    .prepare(`SELECT coalesce(sum(json_array_length(range_hids)), 0) FROM provider_segment_hist WHERE ${VALID}`)
+    .prepare(
+      `SELECT coalesce(sum(json_array_length(range_hids)), 0) FROM provider_segment_hist WHERE ${VALID}`,
+    )
     .pluck()
     .get(epoch, epoch) as number;
   const pIndex = new RangeIndexBuilder(pCounts);
   const offsets = new Uint32Array(pCounts.v4 + pCounts.v6 + 1);
   const pHids = new Uint32Array(hidCount);
   let at = 0;
-  await readValid<[Buffer, Buffer, string]>(db, 'provider_segment_hist', 'first, last, range_hids', epoch, (r) => {
-    offsets[pIndex.rows] = at;
-    pIndex.add(r[0], r[1]);
-    for (const hid of JSON.parse(r[2]) as number[]) {
-      if (at === hidCount) throw new Error(`provider_segment_hist: more range hids than the ${hidCount} counted`);
-      pHids[at++] = hid;
-    }
-  });
+  await readValid<[Buffer, Buffer, string]>(
+    db,
+    'provider_segment_hist',
+    'first, last, range_hids',
+    epoch,
+    (r) => {
+      offsets[pIndex.rows] = at;
+      pIndex.add(r[0], r[1]);
+      for (const hid of JSON.parse(r[2]) as number[]) {
+        if (at === hidCount)
+          throw new Error(`provider_segment_hist: more range hids than the ${hidCount} counted`);
+        pHids[at++] = hid;
+      }
+    },
+  );
   if (at !== hidCount) throw new Error(`provider_segment_hist: read ${at} range hids, counted ${hidCount}`);
   offsets[pIndex.rows] = at;
 
@@ -291,8 +304,14 @@ export async function loadEpochSegments(db: Database.Database, epoch: number): P
   // the provider hids and offsets / the asn hid.
   const segmentBytes = (c: FamilyCounts) => c.v4 * 12 + c.v6 * 36;
   const bytes =
-    segmentBytes(pCounts) + offsets.byteLength + pHids.byteLength + segmentBytes(aCounts) + aHids.byteLength +
-    pages.asnKeys.byteLength + pages.starts.byteLength + pages.hids.byteLength;
+    segmentBytes(pCounts) +
+    offsets.byteLength +
+    pHids.byteLength +
+    segmentBytes(aCounts) +
+    aHids.byteLength +
+    pages.asnKeys.byteLength +
+    pages.starts.byteLength +
+    pages.hids.byteLength;
   return {
     provider: { index: pIndex.build(), offsets, hids: pHids },
     asn: { index: aIndex.build(), hids: aHids },
@@ -309,9 +328,11 @@ async function loadRangeWords(db: Database.Database): Promise<RangeWords> {
   const read = db
     .prepare(`SELECT hid, first, last FROM asn_range_hist WHERE hid > ? ORDER BY hid LIMIT ?`)
     .raw();
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     let count = 0;
-    for (const [hid, first, last] of read.iterate(after, CHUNK) as IterableIterator<[number, Buffer, Buffer]>) {
+    for (const [hid, first, last] of read.iterate(after, CHUNK) as IterableIterator<
+      [number, Buffer, Buffer]
+    >) {
       for (let w = 0; w < 4; w++) {
         firstWords[hid * 4 + w] = first.readUInt32BE(w * 4);
         lastWords[hid * 4 + w] = last.readUInt32BE(w * 4);
@@ -345,7 +366,9 @@ async function loadAsnPages(db: Database.Database, epoch: number): Promise<AsnPa
     )
     .raw();
   const one = db
-    .prepare(`SELECT asn, hid FROM asn_range_hist INDEXED BY asn_range_hist_by_asn WHERE asn = ? AND ${VALID} ${order}`)
+    .prepare(
+      `SELECT asn, hid FROM asn_range_hist INDEXED BY asn_range_hist_by_asn WHERE asn = ? AND ${VALID} ${order}`,
+    )
     .raw();
   let at = 0;
   let keys = 0;
@@ -360,7 +383,7 @@ async function loadAsnPages(db: Database.Database, epoch: number): Promise<AsnPa
       hids[at++] = hid;
     }
   };
-  for (let next = 0; ; ) {
+  for (let next = 0; ;) {
     const rows = from.all(next, epoch, epoch, CHUNK) as Array<[number, number]>;
     if (rows.length < CHUNK) {
       take(rows);
