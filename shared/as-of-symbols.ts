@@ -141,6 +141,15 @@ export function encodeStates(states: string, epoch: EpochTimes): string {
   return mapStates(states, (t) => encodeRoundTime(t, epoch));
 }
 
+/** domain_hist.states read as the entries of domain_page.states of that epoch (decodeStates, parsed once). */
+export function decodeStateEntries(states: string, epoch: EpochTimes): StateEntry[] {
+  const entries = JSON.parse(states) as StateEntry[];
+  if (!states.includes(String(ROUND))) return entries;
+  for (const entry of entries)
+    for (const i of STATE_TIMES) entry[i] = decodeRoundTime(entry[i], epoch) as number;
+  return entries;
+}
+
 /** domain_hist.states as the domain_page.states of that epoch (JSON text, the same form). */
 export function decodeStates(states: string, epoch: EpochTimes): string {
   if (!states.includes(String(ROUND))) return states;

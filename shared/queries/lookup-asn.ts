@@ -177,8 +177,23 @@ function pageInMemory(ranges: AsnRanges, asn: number, afterId: number, limit: nu
     else lo = mid + 1;
   }
   const end = Math.min(rows.length, lo + limit);
+  const out = rangeItemsInMemory(ranges.firstWords, ranges.lastWords, rows, lo, end);
+  const lastRow = rows[end - 1];
+  return { ranges: out, next: end < rows.length && lastRow !== undefined ? [lastRow + 1] : null };
+}
+
+/**
+ * The items of `ranges` of rows[lo .. end) from their first and last addresses (row r's in
+ * firstWords / lastWords [4r .. 4r + 3]), as the builder stored their texts.
+ */
+export function rangeItemsInMemory(
+  firstWords: Uint32Array,
+  lastWords: Uint32Array,
+  rows: ArrayLike<number>,
+  lo: number,
+  end: number,
+): RangePage['ranges'] {
   const out: RangePage['ranges'] = [];
-  const { firstWords, lastWords } = ranges;
   for (let k = lo; k < end; k++) {
     const at = rows[k]! * 4;
     if (isMappedIpv4(firstWords, at) && isMappedIpv4(lastWords, at)) {
@@ -196,8 +211,7 @@ function pageInMemory(ranges: AsnRanges, asn: number, afterId: number, limit: nu
       prefixes: rangeToCidrs(first.version, first.value, last.value),
     });
   }
-  const lastRow = rows[end - 1];
-  return { ranges: out, next: end < rows.length && lastRow !== undefined ? [lastRow + 1] : null };
+  return out;
 }
 
 /** Whether words[at .. at + 3] is an IPv4-mapped key (::ffff:a.b.c.d, shared/ip.ts ipKey). */

@@ -6,7 +6,7 @@
  * its record type's last_positive in e's states. The newest epoch is the release itself: the
  * current query answers (now = T), with the as-of blocks.
  */
-import { decodeStates } from '../../as-of-symbols.js';
+import { decodeStateEntries } from '../../as-of-symbols.js';
 import { nowEpoch } from '../../time.js';
 import { parseDomainParam, statement } from '../common.js';
 import {
@@ -42,31 +42,49 @@ export function domainHistoryAsOf(
   if (states === null) {
     return { domain, observed: false, current: [], intervals: [], next_cursor: null, ...resolved.blocks };
   }
-  // The domain's intervals in the newest release (its domain_page row gives their id span).
+  // The domain's intervals in the newest release: its domain_page row gives their id span and holds
+  // the first of them (ids lo .. lo + page.length - 1, as dns_interval has them); the rest by SQL.
   const span = statement(
     release,
-    `SELECT interval_lo, interval_hi FROM domain_page WHERE name = ?`,
+    `SELECT interval_lo, interval_hi, intervals FROM domain_page WHERE name = ?`,
     true,
-  ).get(domain) as [lo: number | null, hi: number | null] | undefined;
+  ).get(domain) as [lo: number | null, hi: number | null, page: string] | undefined;
   const intervals: PageInterval[] = [];
   let lastId = 0;
   let more = false;
   if (span !== undefined && span[0] !== null && span[1] !== null) {
-    const rows = statement(
-      release,
-      `SELECT rtype, value, first_observed, last_confirmed, ended_at, id FROM dns_interval
-         WHERE id BETWEEN ? AND ? AND first_observed <= ? ORDER BY id`,
-      true,
-    ).iterate(Math.max(span[0], ((after?.[0] as number | undefined) ?? 0) + 1), span[1], epoch.dnsCut ?? -1);
-    for (const r of rows as Iterable<[...PageInterval, number]>) {
+    const [lo, hi] = span;
+    const cut = epoch.dnsCut ?? -1;
+    const from = Math.max(lo, ((after?.[0] as number | undefined) ?? 0) + 1);
+    /** Takes the interval of id `id` (first observed by the cut); false once the page is full. */
+    const take = (r: PageInterval | [...PageInterval, number], id: number): boolean => {
       const interval = intervalAt(epoch, states, r);
-      if (fence !== null && !withinFence(fence, interval[2], interval[3])) continue;
+      if (fence !== null && !withinFence(fence, interval[2], interval[3])) return true;
       if (intervals.length === params.limit) {
         more = true;
-        break;
+        return false;
       }
       intervals.push(interval);
-      lastId = r[5];
+      lastId = id;
+      return true;
+    };
+    const page = JSON.parse(span[2]) as PageInterval[];
+    const pageEnd = Math.min(hi, lo + page.length - 1);
+    let going = true;
+    for (let id = from; going && id <= pageEnd; id++) {
+      const r = page[id - lo]!;
+      if (r[2] <= cut) going = take(r, id);
+    }
+    if (going && Math.max(from, pageEnd + 1) <= hi) {
+      const rows = statement(
+        release,
+        `SELECT rtype, value, first_observed, last_confirmed, ended_at, id FROM dns_interval
+           WHERE id BETWEEN ? AND ? AND first_observed <= ? ORDER BY id`,
+        true,
+      ).iterate(Math.max(from, pageEnd + 1), hi, cut);
+      for (const r of rows as Iterable<[...PageInterval, number]>) {
+        if (!take(r, r[5])) break;
+      }
     }
   }
   return {
@@ -87,9 +105,7 @@ export function statesAt(release: Release, epoch: Epoch, name: string): StateRow
     name,
     epoch,
   );
-  return row === undefined || row[0] === null
-    ? null
-    : (JSON.parse(decodeStates(row[0], epoch)) as StateRow[]);
+  return row === undefined || row[0] === null ? null : (decodeStateEntries(row[0], epoch) as StateRow[]);
 }
 
 /**

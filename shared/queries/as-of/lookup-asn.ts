@@ -5,7 +5,7 @@
  */
 import { findAsnBogon } from '../../bogons.js';
 import { nowEpoch } from '../../time.js';
-import { statement } from '../common.js';
+import { RecentCache, statement } from '../common.js';
 import {
   asnAnswer,
   asnRow,
@@ -16,8 +16,9 @@ import {
   type LookupAsnParams,
 } from '../lookup-asn.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
-import type { Release } from '../release.js';
+import { ReleaseSlot, type Release } from '../release.js';
 import { VALID_AT, resolveAsOf, type Epoch } from './common.js';
+import { asnPageAt } from './epoch-index.js';
 
 export function lookupAsnAsOf(
   releaseOrNull: Release | null,
@@ -40,6 +41,12 @@ export function lookupAsnAsOf(
     return asnAnswer(asn, null, asnRow(release, asn), page.ranges, next, resolved.blocks);
   }
   const epoch = resolved.epoch;
+  // The epoch's pages in memory once built (epoch-index.ts); SQL until then.
+  const inMemory = asnPageAt(release, epoch, asn, after, params.limit);
+  if (inMemory !== undefined) {
+    const next = inMemory.next === null ? null : encodeCursor(release, query, [inMemory.next]);
+    return asnAnswer(asn, null, asnRowAt(release, epoch, asn), inMemory.ranges, next, resolved.blocks);
+  }
   const rows = statement(
     release,
     `SELECT first_text, last_text, prefixes FROM asn_range_hist
@@ -55,8 +62,23 @@ export function lookupAsnAsOf(
   return asnAnswer(asn, null, asnRowAt(release, epoch, asn), rows.map(rangeItem), next, resolved.blocks);
 }
 
+/** Rows of asn_hist kept per release by AS and epoch, as lookup-asn.ts keeps the asn table's. */
+const ASN_ROWS_AT = new ReleaseSlot('asn rows as of', () => new RecentCache<number, AsnRow | null>(16_384));
+
 /** The asn row of `asn` as `epoch` held it; none when it had none. */
 export function asnRowAt(release: Release, epoch: Epoch, asn: number): AsnRow | undefined {
+  const kept = ASN_ROWS_AT.of(release);
+  // AS numbers are below 2^32 and epoch positions below 2^16: the key is exact below 2^53.
+  const key = asn * 65_536 + epoch.index;
+  let row = kept.get(key);
+  if (row === undefined) {
+    row = asnRowAtBySql(release, epoch, asn) ?? null;
+    kept.set(key, row);
+  }
+  return row ?? undefined;
+}
+
+function asnRowAtBySql(release: Release, epoch: Epoch, asn: number): AsnRow | undefined {
   const row = statement(
     release,
     `SELECT name, country, source, category, category_source, network_role, routes_v4, routes_v6,

@@ -27,6 +27,7 @@ import {
 import { ReleaseSlot, type Release } from '../release.js';
 import { decodeLastSeen, decodeRoundTime } from '../../as-of-symbols.js';
 import { VALID_AT, resolveAsOf, withBlocks, type Epoch } from './common.js';
+import { segmentHidsAt } from './epoch-index.js';
 
 export function lookupIpAsOf(
   releaseOrNull: Release | null,
@@ -56,6 +57,14 @@ export function lookupIpAsOf(
 
 /** The network part of an answer at `epoch` (lookup-ip.ts ipNetwork as that epoch held it). */
 export function ipNetworkAt(release: Release, epoch: Epoch, ip: Ip) {
+  // The epoch's segments in memory once built (epoch-index.ts); SQL seeks until then.
+  const inMemory = segmentHidsAt(release, epoch, ip);
+  if (inMemory !== undefined) {
+    return networkOf(
+      providerRangesOf(release, epoch, inMemory.ranges),
+      inMemory.asnRange === null ? null : routingOfHid(release, epoch, ip, inMemory.asnRange),
+    );
+  }
   const key = ipKey(ip.version, ip.value);
   return networkOf(providerRangesAt(release, epoch, key), routingAt(release, epoch, ip, key));
 }
@@ -82,7 +91,11 @@ function providerRangesAt(release: Release, epoch: Epoch, key: Buffer): Provider
     true,
   ).get(key, epoch.epoch, epoch.epoch) as [last: Buffer, hids: string] | undefined;
   if (!segment || Buffer.compare(segment[0], key) < 0) return [];
-  const hids = JSON.parse(segment[1]) as number[];
+  return providerRangesOf(release, epoch, JSON.parse(segment[1]) as number[]);
+}
+
+/** The items of the provider ranges `hids` at `epoch`. */
+function providerRangesOf(release: Release, epoch: Epoch, hids: ArrayLike<number>): ProviderRangeItem[] {
   if (hids.length === 0) return [];
   const cache = RANGE_ITEMS.of(release);
   const byHid = statement(
@@ -91,7 +104,8 @@ function providerRangesAt(release: Release, epoch: Epoch, key: Buffer): Provider
     true,
   );
   const out: ProviderRangeItem[] = [];
-  for (const hid of hids) {
+  for (let k = 0; k < hids.length; k++) {
+    const hid = hids[k]!;
     const at = hid * EPOCH_KEY_SPAN + epoch.index;
     let item = cache.get(at);
     if (item === undefined) {
@@ -113,14 +127,19 @@ function routingAt(release: Release, epoch: Epoch, ip: Ip, key: Buffer) {
     true,
   ).get(key, epoch.epoch, epoch.epoch) as [last: Buffer, hid: number] | undefined;
   if (!segment || Buffer.compare(segment[0], key) < 0) return null;
-  const at = segment[1] * EPOCH_KEY_SPAN + epoch.index;
+  return routingOfHid(release, epoch, ip, segment[1]);
+}
+
+/** The `asn` field for an address inside the asn_range version `hid` at `epoch`. */
+function routingOfHid(release: Release, epoch: Epoch, ip: Ip, hid: number) {
+  const at = hid * EPOCH_KEY_SPAN + epoch.index;
   const cache = RANGE_DETAILS.of(release);
   let details = cache.get(at);
   if (details === undefined) {
     const row = statement(
       release,
       `SELECT asn, country, descr, prefixes, source FROM asn_range_hist WHERE hid = ?`,
-    ).get(segment[1]) as AsnRangeRow | undefined;
+    ).get(hid) as AsnRangeRow | undefined;
     details = row ? rangeDetails(row, row.asn === null ? undefined : asnAt(release, epoch, row.asn)) : null;
     cache.set(at, details);
   }
