@@ -24,7 +24,7 @@ export interface DiffSummary {
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Merge-joins two key-ordered row streams: calls `pair` with the row of each side (or undefined). */
-function mergeJoin<R>(
+export function mergeJoin<R>(
   older: Iterable<R>,
   newer: Iterable<R>,
   key: (row: R) => string,

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NewWatchEvent, WatchEntry } from '../../accounts/watch-types.js';
-import { diffReleases, type Change } from '../../builder/diff.js';
+import { diffReleases, mergeJoin, type Change } from '../../builder/diff.js';
 import { parseCidr } from '../../shared/ip.js';
 import type { Release } from '../../shared/queries/index.js';
 import type { EventKind } from '../../shared/watch-events.js';
@@ -150,10 +150,13 @@ export async function computeWatchEvents(
   });
 
   type PageRow = { name: string; states: string };
-  mergePages(
+  mergeJoin(
     older.db.prepare(PAGES_SQL).iterate() as Iterable<PageRow>,
     newer.db.prepare(PAGES_SQL).iterate() as Iterable<PageRow>,
-    (domain, before, after) => {
+    (row) => row.name,
+    (domain, beforeRow, afterRow) => {
+      const before = beforeRow?.states;
+      const after = afterRow?.states;
       const watched = index.domain(domain);
       if (watched.length === 0 && !index.watchesAddresses) return;
       const was = before ? dnsState(before) : EMPTY;
@@ -177,29 +180,4 @@ export async function computeWatchEvents(
     },
   );
   return [...events.values()];
-}
-
-/** Merge-joins two name-ordered page streams; calls `pair` with each name's states on either side. */
-function mergePages(
-  older: Iterable<{ name: string; states: string }>,
-  newer: Iterable<{ name: string; states: string }>,
-  pair: (name: string, before: string | undefined, after: string | undefined) => void,
-): void {
-  const a = older[Symbol.iterator]();
-  const b = newer[Symbol.iterator]();
-  let x = a.next();
-  let y = b.next();
-  while (!x.done || !y.done) {
-    if (y.done || (!x.done && x.value.name < y.value.name)) {
-      pair(x.value!.name, x.value!.states, undefined);
-      x = a.next();
-    } else if (x.done || y.value.name < x.value.name) {
-      pair(y.value.name, undefined, y.value.states);
-      y = b.next();
-    } else {
-      pair(x.value.name, x.value.states, y.value.states);
-      x = a.next();
-      y = b.next();
-    }
-  }
 }
