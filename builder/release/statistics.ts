@@ -7,9 +7,15 @@
  * index, `N` for a table without one, nothing for an empty table (test/builder/release-content.test.ts
  * compares them with ANALYZE's). On the full-scale bench ANALYZE took 2.4 s on domain_page alone.
  * The other tables (dns_interval's index of addresses, the ranges) are analyzed as before.
+ *
+ * The history tables (`*_hist`, `epoch`) keep ANALYZE's sqlite_stat1 rows but no sqlite_stat4
+ * samples (docs/decisions/0036-history-reads-ascending.md): with samples of a column, SQLite
+ * prepares again, on every run, a statement that binds a value compared with it, and every as-of
+ * read binds its key (measured on the bench release's ip_summary_hist: 8.4 µs a read with them,
+ * 2.1 µs without). Their reads are by key prefix, planned alike from sqlite_stat1 alone.
  */
 import type Database from 'better-sqlite3';
-import type { ReleaseTable } from '../../shared/release-schema.js';
+import { HISTORY_TABLES, type ReleaseTable } from '../../shared/release-schema.js';
 
 /** Tables whose statistics are written from their row counts. */
 export const KEYED_TABLES: readonly ReleaseTable[] = [
@@ -23,6 +29,13 @@ export const KEYED_TABLES: readonly ReleaseTable[] = [
 /** ANALYZE of the tables given that are not KEYED_TABLES. */
 export function analyzeTables(db: Database.Database, tables: readonly ReleaseTable[]): void {
   for (const table of tables) if (!KEYED_TABLES.includes(table)) db.exec(`ANALYZE main.${table}`);
+  const history = tables.filter((t) => t in HISTORY_TABLES);
+  const hasStat4 =
+    db.prepare(`SELECT count(*) FROM main.sqlite_master WHERE name = 'sqlite_stat4'`).pluck().get() === 1;
+  if (history.length > 0 && hasStat4)
+    db.prepare(`DELETE FROM main.sqlite_stat4 WHERE tbl IN (${history.map(() => '?').join(', ')})`).run(
+      ...history,
+    );
 }
 
 /**

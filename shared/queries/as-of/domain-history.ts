@@ -99,12 +99,7 @@ export function domainHistoryAsOf(
 
 /** The domain's states as `epoch` held them (domain_page.states of then); null: not observed then. */
 export function statesAt(release: Release, epoch: Epoch, name: string): StateRow[] | null {
-  const row = versionAt<[states: string | null]>(
-    release,
-    `SELECT states, e_to FROM domain_hist WHERE name = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-    name,
-    epoch,
-  );
+  const row = versionAt<[states: string | null]>(release, 'domain_hist', 'name', 'states', name, epoch);
   return row === undefined || row[0] === null ? null : (decodeStateEntries(row[0], epoch) as StateRow[]);
 }
 

@@ -24,7 +24,9 @@ export function domainHostingAsOf(
   const epoch = resolved.epoch;
   const row = versionAt<[runs: string, truncated: number]>(
     release,
-    `SELECT runs, truncated, e_to FROM domain_hosting_hist WHERE name = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
+    'domain_hosting_hist',
+    'name',
+    'runs, truncated',
     domain,
     epoch,
   );
@@ -38,11 +40,6 @@ export function domainHostingAsOf(
 
 /** The AS name of `asn` as `epoch` held it. */
 function asNameAt(release: Release, epoch: Epoch, asn: number): string | null {
-  const row = versionAt<[name: string | null]>(
-    release,
-    `SELECT name, e_to FROM asn_hist WHERE asn = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-    asn,
-    epoch,
-  );
+  const row = versionAt<[name: string | null]>(release, 'asn_hist', 'asn', 'name', asn, epoch);
   return row ? row[0] : null;
 }

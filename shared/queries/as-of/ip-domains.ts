@@ -139,7 +139,9 @@ function domainAt(release: Release, epoch: Epoch, domainId: number): DomainAt {
 function seedRankAt(release: Release, epoch: Epoch, name: string): number | null {
   const row = versionAt<[rank: number | null, inSeed: number]>(
     release,
-    `SELECT rank, in_seed, e_to FROM domain_hist WHERE name = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
+    'domain_hist',
+    'name',
+    'rank, in_seed',
     name,
     epoch,
   );

@@ -18,6 +18,7 @@ import {
 import { decodeCursor, encodeCursor } from '../paging.js';
 import { ReleaseSlot, type Release } from '../release.js';
 import { VALID_AT, resolveAsOf, type Epoch } from './common.js';
+import { versionRowAt } from './rows.js';
 import { asnPageAt } from './epoch-index.js';
 
 export function lookupAsnAsOf(
@@ -79,13 +80,13 @@ export function asnRowAt(release: Release, epoch: Epoch, asn: number): AsnRow | 
 }
 
 function asnRowAtBySql(release: Release, epoch: Epoch, asn: number): AsnRow | undefined {
-  const row = statement(
+  return versionRowAt<AsnRow>(
     release,
-    `SELECT name, country, source, category, category_source, network_role, routes_v4, routes_v6,
-       ipv4_addresses, providers, observed_ips, observed_domains, e_to FROM asn_hist
-       WHERE asn = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-  ).get(asn, epoch.epoch) as (AsnRow & { e_to: number | null }) | undefined;
-  if (!row || (row.e_to !== null && row.e_to <= epoch.epoch)) return undefined;
-  const { e_to: _to, ...kept } = row;
-  return kept;
+    'asn_hist',
+    'asn',
+    `name, country, source, category, category_source, network_role, routes_v4, routes_v6,
+       ipv4_addresses, providers, observed_ips, observed_domains`,
+    asn,
+    epoch,
+  );
 }

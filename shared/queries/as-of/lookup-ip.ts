@@ -27,6 +27,7 @@ import {
 import { ReleaseSlot, type Release } from '../release.js';
 import { decodeLastSeen, decodeRoundTime } from '../../as-of-symbols.js';
 import { VALID_AT, resolveAsOf, withBlocks, type Epoch } from './common.js';
+import { versionAt, versionRowAt } from './rows.js';
 import { segmentHidsAt } from './epoch-index.js';
 
 export function lookupIpAsOf(
@@ -148,14 +149,14 @@ function routingOfHid(release: Release, epoch: Epoch, ip: Ip, hid: number) {
 
 /** The asn row of `asn` as `epoch` held it (lookup-ip.ts's columns). */
 function asnAt(release: Release, epoch: Epoch, asn: number): AsnRow | undefined {
-  const row = statement(
+  return versionRowAt<AsnRow>(
     release,
-    `SELECT name, country, category, category_source, network_role, e_to FROM asn_hist
-       WHERE asn = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-  ).get(asn, epoch.epoch) as (AsnRow & { e_to: number | null }) | undefined;
-  if (!row || (row.e_to !== null && row.e_to <= epoch.epoch)) return undefined;
-  const { e_to: _to, ...as } = row;
-  return as;
+    'asn_hist',
+    'asn',
+    'name, country, category, category_source, network_role',
+    asn,
+    epoch,
+  );
 }
 
 /** Whether the history has any PTR names at all (none: no seek). */
@@ -166,23 +167,27 @@ const HAS_PTR_HISTORY = new ReleaseSlot(
 
 function ptrAt(release: Release, epoch: Epoch, text: string): PtrRow | undefined {
   if (!HAS_PTR_HISTORY.of(release)) return undefined;
-  const row = statement(
+  const row = versionAt<PtrRow>(
     release,
-    `SELECT names, status, checked_at, last_confirmed, e_to FROM ptr_hist
-       WHERE value = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-    true,
-  ).get(text, epoch.epoch) as [...PtrRow, eTo: number | null] | undefined;
-  if (!row || (row[4] !== null && row[4] <= epoch.epoch)) return undefined;
+    'ptr_hist',
+    'value',
+    'names, status, checked_at, last_confirmed',
+    text,
+    epoch,
+  );
+  if (!row) return undefined;
   return [row[0], row[1], decodeRoundTime(row[2], epoch), decodeRoundTime(row[3], epoch)];
 }
 
 function summaryAt(release: Release, epoch: Epoch, text: string): SummaryRow | undefined {
-  const row = statement(
+  const row = versionAt<SummaryRow>(
     release,
-    `SELECT current_count, sample, first_observed, last_confirmed, e_to FROM ip_summary_hist
-       WHERE value = ? AND e_from <= ? ORDER BY e_from DESC LIMIT 1`,
-    true,
-  ).get(text, epoch.epoch) as [...SummaryRow, eTo: number | null] | undefined;
-  if (!row || (row[4] !== null && row[4] <= epoch.epoch)) return undefined;
+    'ip_summary_hist',
+    'value',
+    'current_count, sample, first_observed, last_confirmed',
+    text,
+    epoch,
+  );
+  if (!row) return undefined;
   return [row[0], row[1], decodeRoundTime(row[2], epoch), decodeRoundTime(row[3], epoch)];
 }
