@@ -10,7 +10,8 @@ import { SETTINGS } from '../../shared/config.js';
 import type { Sender } from './send.js';
 
 /** WEBHOOK_RETRY_SCHEDULE_MS's default, waits after failed attempts 1 to 7 (Standard Webhooks' schedule). */
-export const RETRY_SCHEDULE_MS: readonly number[] = SETTINGS.WEBHOOK_RETRY_SCHEDULE_MS.schema.parse(undefined);
+export const RETRY_SCHEDULE_MS: readonly number[] =
+  SETTINGS.WEBHOOK_RETRY_SCHEDULE_MS.schema.parse(undefined);
 export const DISABLE_AFTER_MS = 86_400_000;
 /** WEBHOOK_LEASE_MS's default. */
 export const DELIVERY_LEASE_MS = SETTINGS.WEBHOOK_LEASE_MS.schema.parse(undefined);

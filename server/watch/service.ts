@@ -87,9 +87,15 @@ export class WatchService {
     const release = openRelease(path.join(this.options.releasesDir, `${id}.sqlite`));
     let outcome: RunOutcome;
     try {
-      outcome = await computeReleaseEvents(this.options.store, this.options.releasesDir, release, this.owner, {
-        leaseMs: this.options.runLeaseMs,
-      });
+      outcome = await computeReleaseEvents(
+        this.options.store,
+        this.options.releasesDir,
+        release,
+        this.owner,
+        {
+          leaseMs: this.options.runLeaseMs,
+        },
+      );
     } finally {
       release.close();
     }

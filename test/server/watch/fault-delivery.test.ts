@@ -44,65 +44,75 @@ function setUp(dir: string, settings: Record<string, string>) {
   return { accountsDb, publish, env };
 }
 
-t.test('SIGKILL while deliveries are in flight: a new server sends them again, same webhook-id', async (t) => {
-  const { accountsDb, publish, env } = setUp(t.testdir({}), { WEBHOOK_LEASE_MS: '3000' });
-  // The first 16 requests (the first server's first batch) are never answered; the rest at once.
-  const receiver = await startWebhookReceiver(t, (n) => (n <= 16 ? 'hold' : { status: 204 }));
-  const store = openAccountsStore(accountsDb);
-  t.teardown(() => store.close());
-  const { projectId, endpointId } = await watchingProject(store, receiver);
+t.test(
+  'SIGKILL while deliveries are in flight: a new server sends them again, same webhook-id',
+  async (t) => {
+    const { accountsDb, publish, env } = setUp(t.testdir({}), { WEBHOOK_LEASE_MS: '3000' });
+    // The first 16 requests (the first server's first batch) are never answered; the rest at once.
+    const receiver = await startWebhookReceiver(t, (n) => (n <= 16 ? 'hold' : { status: 204 }));
+    const store = openAccountsStore(accountsDb);
+    t.teardown(() => store.close());
+    const { projectId, endpointId } = await watchingProject(store, receiver);
 
-  const first = await spawnServer(t, env);
-  await until('the chain to start', async () => (await store.listWatchRuns()).length === 1);
-  publish(secondId);
-  await until('16 deliveries in flight', () => receiver.open() === 16);
-  const exited = new Promise((resolve) => first.child.once('exit', resolve));
-  first.child.kill('SIGKILL');
-  await exited;
-  const killedAt = Date.now();
-  await until('the held connections to close', () => receiver.open() === 0);
-  const held = receiver.requests.map((r) => r.id);
-  t.equal(new Set(held).size, 16, '16 distinct events were in flight');
-  t.ok(
-    receiver.requests.every((r) => r.verified && r.status === null),
-    'each verified, none answered',
-  );
+    const first = await spawnServer(t, env);
+    await until('the chain to start', async () => (await store.listWatchRuns()).length === 1);
+    publish(secondId);
+    await until('16 deliveries in flight', () => receiver.open() === 16);
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await exited;
+    const killedAt = Date.now();
+    await until('the held connections to close', () => receiver.open() === 0);
+    const held = receiver.requests.map((r) => r.id);
+    t.equal(new Set(held).size, 16, '16 distinct events were in flight');
+    t.ok(
+      receiver.requests.every((r) => r.verified && r.status === null),
+      'each verified, none answered',
+    );
 
-  const second = await spawnServer(t, env);
-  await until('every delivery to be recorded', async () =>
-    (await store.listDeliveries(endpointId)).every((d) => d.state === 'delivered'),
-  );
-  const events = await store.listEvents({ projectId, limit: 100 });
-  t.equal(events.length, EXPECTED.length);
-  const delivered = receiver.delivered();
-  t.same([...delivered.keys()].sort(), events.map((e) => e.id).sort(), 'every event arrived');
-  t.same(
-    [...delivered.values()].map((list) => describeDelivery(list[0]!.body)).sort(),
-    [...EXPECTED].sort(),
-    'as the events of the release pair',
-  );
-  t.ok(
-    [...delivered.values()].every((list) => list.length === 1),
-    'each answered 2xx once',
-  );
-  t.equal(receiver.requests.length, EXPECTED.length + 16, 'the 16 in flight were sent again, nothing else');
-  for (const id of held) {
-    const sent = receiver.requests.filter((r) => r.id === id);
-    t.equal(sent.length, 2, `${id}: sent twice`);
-    t.equal(sent[1]!.body, sent[0]!.body, `${id}: the same body`);
-    t.ok(sent[1]!.verified, `${id}: the repeat verifies`);
-    t.ok(sent[1]!.start >= killedAt, `${id}: repeated by the new server`);
-  }
-  // The dead process never recorded its attempts: the log has one per delivery, by the new server.
-  const log = await store.listAttempts(endpointId, 1000);
-  t.equal(log.length, EXPECTED.length);
-  t.same(new Set(log.map((a) => `${a.attempt} ${a.status} ${a.ok}`)), new Set(['1 204 true']));
-  t.same(new Set(log.map((a) => a.worker.split(':').at(-1))), new Set([String(second.child.pid)]));
-  t.same(
-    new Set((await store.listDeliveries(endpointId)).map((d) => `${d.state} ${d.attempts} ${d.lastStatus}`)),
-    new Set(['delivered 1 204']),
-  );
-});
+    const second = await spawnServer(t, env);
+    await until('every delivery to be recorded', async () =>
+      (await store.listDeliveries(endpointId)).every((d) => d.state === 'delivered'),
+    );
+    const events = await store.listEvents({ projectId, limit: 100 });
+    t.equal(events.length, EXPECTED.length);
+    const delivered = receiver.delivered();
+    t.same([...delivered.keys()].sort(), events.map((e) => e.id).sort(), 'every event arrived');
+    t.same(
+      [...delivered.values()].map((list) => describeDelivery(list[0]!.body)).sort(),
+      [...EXPECTED].sort(),
+      'as the events of the release pair',
+    );
+    t.ok(
+      [...delivered.values()].every((list) => list.length === 1),
+      'each answered 2xx once',
+    );
+    t.equal(receiver.requests.length, EXPECTED.length + 16, 'the 16 in flight were sent again, nothing else');
+    for (const id of held) {
+      const sent = receiver.requests.filter((r) => r.id === id);
+      t.equal(sent.length, 2, `${id}: sent twice`);
+      t.equal(sent[1]!.body, sent[0]!.body, `${id}: the same body`);
+      t.ok(sent[1]!.verified, `${id}: the repeat verifies`);
+      t.ok(sent[1]!.start >= killedAt, `${id}: repeated by the new server`);
+    }
+    const repeats = receiver.requests.filter((r) => r.start >= killedAt && held.includes(r.id));
+    t.comment(
+      `${receiver.requests.length} requests; the 16 repeats ${Math.min(...repeats.map((r) => r.start)) - killedAt}` +
+        `–${Math.max(...repeats.map((r) => r.start)) - killedAt} ms after the kill`,
+    );
+    // The dead process never recorded its attempts: the log has one per delivery, by the new server.
+    const log = await store.listAttempts(endpointId, 1000);
+    t.equal(log.length, EXPECTED.length);
+    t.same(new Set(log.map((a) => `${a.attempt} ${a.status} ${a.ok}`)), new Set(['1 204 true']));
+    t.same(new Set(log.map((a) => a.worker.split(':').at(-1))), new Set([String(second.child.pid)]));
+    t.same(
+      new Set(
+        (await store.listDeliveries(endpointId)).map((d) => `${d.state} ${d.attempts} ${d.lastStatus}`),
+      ),
+      new Set(['delivered 1 204']),
+    );
+  },
+);
 
 t.test('a receiver failing for a while, then slow: retried on schedule until delivered', async (t) => {
   const FAILING = 30;
@@ -177,6 +187,11 @@ t.test('a receiver failing for a while, then slow: retried on schedule until del
   t.ok(
     log.some((a) => a.attempt === 3),
     'some events needed three attempts',
+  );
+  t.comment(
+    `${log.length} attempts (${FAILING} failed), at most ${Math.max(...log.map((a) => a.attempt))} per event, ` +
+      `slow replies ${Math.min(...log.filter((a) => a.ok).map((a) => a.durationMs))}–` +
+      `${Math.max(...log.filter((a) => a.ok).map((a) => a.durationMs))} ms`,
   );
   t.same(
     new Set((await store.listDeliveries(endpointId)).map((d) => `${d.state} ${d.lastStatus}`)),
