@@ -111,7 +111,8 @@ export function overlappingAttempts(requests: readonly ReceivedRequest[]): strin
     const sorted = [...list].sort((a, b) => a.start - b.start);
     for (let i = 1; i < sorted.length; i++) {
       const before = sorted[i - 1]!;
-      if (before.end === null || sorted[i]!.start < before.end) overlaps.push(`${id} #${before.n}/#${sorted[i]!.n}`);
+      if (before.end === null || sorted[i]!.start < before.end)
+        overlaps.push(`${id} #${before.n}/#${sorted[i]!.n}`);
     }
   }
   return overlaps;
