@@ -34,6 +34,7 @@ type OutboxOperations = Pick<
   | 'claimWatchRun'
   | 'insertWatchEvents'
   | 'finishWatchRun'
+  | 'listWatchRuns'
   | 'createTestEvent'
   | 'listEvents'
   | 'claimDeliveries'
@@ -53,7 +54,7 @@ export function outboxOperations(core: StoreCore): OutboxOperations {
     owner: string,
     leaseMs: number,
     now: Date,
-  ): Steps<{ previousRelease: string | null } | 'skip'> {
+  ): Steps<{ previousRelease: string | null } | 'skip' | 'held'> {
     const row = yield* firstOf(
       q
         .selectFrom('watch_run')
@@ -68,7 +69,7 @@ export function outboxOperations(core: StoreCore): OutboxOperations {
       row.lease_expires_at !== null &&
       toDate(row.lease_expires_at).getTime() > now.getTime()
     )
-      return 'skip';
+      return 'held';
     const head = yield* firstOf(
       q
         .selectFrom('watch_run')
@@ -93,7 +94,7 @@ export function outboxOperations(core: StoreCore): OutboxOperations {
           .onConflict((c) => c.column('release').doNothing())
           .returning('release'),
       );
-      if (inserted.length === 0) return 'skip'; // another process inserted it first
+      if (inserted.length === 0) return 'held'; // another process inserted it first
     }
     return { previousRelease: lease.previous_release };
   }
@@ -233,6 +234,18 @@ export function outboxOperations(core: StoreCore): OutboxOperations {
           .returning('release'),
       );
       return done.length > 0;
+    },
+
+    async listWatchRuns() {
+      const rows = await core.all(q.selectFrom('watch_run').selectAll().orderBy('release'));
+      return rows.map((r) => ({
+        release: r.release,
+        previousRelease: r.previous_release,
+        leaseOwner: r.lease_owner,
+        leaseExpiresAt: r.lease_expires_at === null ? null : toDate(r.lease_expires_at),
+        doneAt: r.done_at === null ? null : toDate(r.done_at),
+        events: r.events === null ? null : Number(r.events),
+      }));
     },
 
     async createTestEvent(endpointId, payload, now = new Date()) {

@@ -94,6 +94,16 @@ export interface DeliveryRecord {
   lastStatus: number | null;
 }
 
+/** A release's computation (the chain of computed pairs). */
+export interface WatchRun {
+  release: string;
+  previousRelease: string | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  doneAt: Date | null;
+  events: number | null;
+}
+
 export interface ChangeFeedQuery {
   projectId: string;
   /** After this event (its position), or of releases built after this moment. */
@@ -138,19 +148,22 @@ export interface WatchStore {
 
   /**
    * Takes the lease of computing the events of `release`: the release the chain ended with before
-   * (null: the chain starts here, no events) when this caller may compute, or `skip` when it is
-   * done, leased by another caller, or not newer than the chain's head.
+   * (null: the chain starts here, no events) when this caller may compute; `held` while another
+   * caller's lease runs (ask again: it may die before finishing); `skip` when it is done or not
+   * newer than the chain's head.
    */
   claimWatchRun(
     release: string,
     owner: string,
     leaseMs: number,
     now?: Date,
-  ): Promise<{ previousRelease: string | null } | 'skip'>;
+  ): Promise<{ previousRelease: string | null } | 'skip' | 'held'>;
   /** Inserts events (those it has are skipped) and their deliveries; returns how many were new. */
   insertWatchEvents(events: readonly NewWatchEvent[], now?: Date): Promise<number>;
   /** Marks the run done (only while `owner` holds its lease); false when the lease was lost. */
   finishWatchRun(release: string, owner: string, events: number, now?: Date): Promise<boolean>;
+  /** Every release's run, oldest first. */
+  listWatchRuns(): Promise<WatchRun[]>;
   /** A test event for one endpoint, delivered like any other. */
   createTestEvent(endpointId: string, payload: (eventId: string) => string, now?: Date): Promise<string>;
   listEvents(query: ChangeFeedQuery): Promise<WatchEvent[]>;

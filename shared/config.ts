@@ -184,6 +184,25 @@ export const SETTINGS = {
     description:
       'How often a server process looks for a new release to compute watch events of and for webhook deliveries that are due, in milliseconds.',
   },
+  WEBHOOK_RETRY_SCHEDULE_MS: {
+    schema: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'expected milliseconds, comma separated')
+      .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+      .transform((list) => list.split(',').map(Number)),
+    description:
+      "Waits after a webhook delivery's failed attempts, in milliseconds, comma separated: one more attempt per wait, then the delivery is failed (default: Standard Webhooks' schedule, eight attempts over about 27.6 h).",
+  },
+  WEBHOOK_LEASE_MS: {
+    schema: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+    description:
+      'How long a server process holds a webhook delivery it claimed, in milliseconds: a process that dies meanwhile leaves it to the others after this. Under 60000 the connect and reply timeouts of an attempt (5 s, 10 s) shrink to a quarter and a half of it, so that an attempt always ends inside its lease.',
+  },
+  WATCH_RUN_LEASE_MS: {
+    schema: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+    description:
+      "How long a server process holds the computation of a release's watch events, in milliseconds: a process that dies meanwhile leaves it to the others after this.",
+  },
   USAGE_FLUSH_MS: {
     schema: z.coerce.number().int().min(10).max(10_000).default(200),
     description:

@@ -6,12 +6,15 @@
  */
 import type { AccountsStore } from '../../accounts/index.js';
 import type { ClaimedDelivery } from '../../accounts/watch-types.js';
+import { SETTINGS } from '../../shared/config.js';
 import type { Sender } from './send.js';
 
-/** Waits after failed attempts 1 to 7 (Standard Webhooks' schedule): eight attempts over ~27.6 h. */
-export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+/** WEBHOOK_RETRY_SCHEDULE_MS's default, waits after failed attempts 1 to 7 (Standard Webhooks' schedule). */
+export const RETRY_SCHEDULE_MS: readonly number[] =
+  SETTINGS.WEBHOOK_RETRY_SCHEDULE_MS.schema.parse(undefined);
 export const DISABLE_AFTER_MS = 86_400_000;
-export const DELIVERY_LEASE_MS = 60_000;
+/** WEBHOOK_LEASE_MS's default. */
+export const DELIVERY_LEASE_MS = SETTINGS.WEBHOOK_LEASE_MS.schema.parse(undefined);
 
 export interface OwnerMail {
   send(mail: { to: string; subject: string; text: string }): Promise<void>;

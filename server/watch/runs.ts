@@ -7,14 +7,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AccountsStore } from '../../accounts/index.js';
+import { SETTINGS } from '../../shared/config.js';
 import { openRelease, type Release } from '../../shared/queries/index.js';
 import { computeWatchEvents } from './compute.js';
 import { WatchIndex } from './subjects.js';
 
-export const RUN_LEASE_MS = 120_000;
+/** WATCH_RUN_LEASE_MS's default: how long a computation may take before another process may redo it. */
+export const RUN_LEASE_MS = SETTINGS.WATCH_RUN_LEASE_MS.schema.parse(undefined);
 
 export type RunOutcome =
   | { status: 'skipped' }
+  /** Another process holds the lease: it computes, unless it dies first (ask again later). */
+  | { status: 'held' }
   | { status: 'started_chain' }
   | { status: 'computed'; previous: string; events: number; inserted: number; ms: number }
   | { status: 'missing_previous'; previous: string };
@@ -24,10 +28,11 @@ export async function computeReleaseEvents(
   releasesDir: string,
   release: Release,
   owner: string,
-  now: () => Date = () => new Date(),
+  { now = () => new Date(), leaseMs = RUN_LEASE_MS }: { now?: () => Date; leaseMs?: number } = {},
 ): Promise<RunOutcome> {
-  const claim = await store.claimWatchRun(release.id, owner, RUN_LEASE_MS, now());
+  const claim = await store.claimWatchRun(release.id, owner, leaseMs, now());
   if (claim === 'skip') return { status: 'skipped' };
+  if (claim === 'held') return { status: 'held' };
   if (claim.previousRelease === null) {
     await store.finishWatchRun(release.id, owner, 0, now());
     return { status: 'started_chain' };

@@ -14,6 +14,18 @@ export const REPLY_TIMEOUT_MS = 10_000;
 export const REPLY_CAP = 1_024;
 export const REPLY_HEAD = 256;
 
+/**
+ * The timeouts of an attempt under a delivery lease of `leaseMs`: the defaults, shortened to a
+ * quarter (connect) and a half (reply) of a lease under 60 s, so an attempt ends inside its lease
+ * and no other process can claim the delivery while it is in flight.
+ */
+export function timeoutsWithin(leaseMs: number): { connectMs: number; replyMs: number } {
+  return {
+    connectMs: Math.min(CONNECT_TIMEOUT_MS, Math.floor(leaseMs / 4)),
+    replyMs: Math.min(REPLY_TIMEOUT_MS, Math.floor(leaseMs / 2)),
+  };
+}
+
 export interface Sender {
   send(url: string, id: string, body: string, secrets: readonly string[], now?: Date): Promise<AttemptResult>;
   close(): Promise<void>;

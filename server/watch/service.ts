@@ -13,9 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AccountsStore } from '../../accounts/index.js';
 import { openRelease, type Release } from '../../shared/queries/index.js';
-import { Deliverer, type OwnerMail } from './deliverer.js';
+import { DELIVERY_LEASE_MS, Deliverer, type OwnerMail } from './deliverer.js';
 import { computeReleaseEvents, type RunOutcome } from './runs.js';
-import { createSender, type Sender } from './send.js';
+import { createSender, timeoutsWithin, type Sender } from './send.js';
 import type { GuardOptions } from './ssrf.js';
 
 export interface WatchServiceOptions {
@@ -30,9 +30,14 @@ export interface WatchServiceOptions {
   guard: GuardOptions;
   mailer?: OwnerMail;
   log: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
-  /** Seams for tests. */
-  sender?: Sender;
+  /** WEBHOOK_RETRY_SCHEDULE_MS (default: deliverer.ts's RETRY_SCHEDULE_MS). */
   schedule?: readonly number[];
+  /** WEBHOOK_LEASE_MS: a claimed delivery's lease (default DELIVERY_LEASE_MS). */
+  leaseMs?: number;
+  /** WATCH_RUN_LEASE_MS: a release computation's lease (default runs.ts's RUN_LEASE_MS). */
+  runLeaseMs?: number;
+  /** A seam for tests. */
+  sender?: Sender;
 }
 
 export class WatchService {
@@ -40,14 +45,17 @@ export class WatchService {
   readonly owner = `${os.hostname()}:${process.pid}`;
   private readonly deliverer: Deliverer | null;
   private readonly sender: Sender | null;
-  /** The last release handled (computed, skipped, or left for another process). */
+  /** The last release handled (computed here or by another process, or skipped). */
   private handled: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> | null = null;
   private stopped = false;
 
   constructor(private readonly options: WatchServiceOptions) {
-    this.sender = options.deliver ? (options.sender ?? createSender(options.guard)) : null;
+    const leaseMs = options.leaseMs ?? DELIVERY_LEASE_MS;
+    this.sender = options.deliver
+      ? (options.sender ?? createSender(options.guard, timeoutsWithin(leaseMs)))
+      : null;
     this.deliverer =
       this.sender === null
         ? null
@@ -57,6 +65,7 @@ export class WatchService {
             owner: this.owner,
             mailer: options.mailer,
             schedule: options.schedule,
+            leaseMs,
             log: (message, fields) =>
               options.log(message === 'webhook delivered' ? 'info' : 'warn', message, fields),
           });
@@ -67,17 +76,30 @@ export class WatchService {
     return this.handled;
   }
 
-  /** Computes the events of the release served now, once per release and process. */
+  /**
+   * Computes the events of the release served now, once per release and process. While another
+   * process holds the run's lease the release is not handled yet: that process may die before it
+   * finishes, and the next round takes the lease once it expired.
+   */
   async computeCurrent(): Promise<RunOutcome | null> {
     const id = this.options.current()?.id ?? null;
     if (id === null || id === this.handled) return null;
     const release = openRelease(path.join(this.options.releasesDir, `${id}.sqlite`));
     let outcome: RunOutcome;
     try {
-      outcome = await computeReleaseEvents(this.options.store, this.options.releasesDir, release, this.owner);
+      outcome = await computeReleaseEvents(
+        this.options.store,
+        this.options.releasesDir,
+        release,
+        this.owner,
+        {
+          leaseMs: this.options.runLeaseMs,
+        },
+      );
     } finally {
       release.close();
     }
+    if (outcome.status === 'held') return outcome;
     this.handled = id;
     if (outcome.status === 'computed')
       this.options.log('info', `watch events of release ${id} computed`, { release: id, ...outcome });

@@ -122,14 +122,14 @@ for (const [kind, make] of stores) {
 
     t.test('the run lease of a release pair', async (t) => {
       t.same(await store.claimWatchRun('20261130T000000Z', 'a', 60_000, T0), { previousRelease: null });
-      t.equal(await store.claimWatchRun('20261130T000000Z', 'b', 60_000, T0), 'skip', 'leased by a');
+      t.equal(await store.claimWatchRun('20261130T000000Z', 'b', 60_000, T0), 'held', 'leased by a');
       t.equal(await store.finishWatchRun('20261130T000000Z', 'b', 0, T0), false, 'b holds no lease');
       t.equal(await store.finishWatchRun('20261130T000000Z', 'a', 0, T0), true);
       t.equal(await store.claimWatchRun('20261130T000000Z', 'b', 60_000, T0), 'skip', 'done');
       t.same(await store.claimWatchRun('20261201T000000Z', 'a', 60_000, T0), {
         previousRelease: '20261130T000000Z',
       });
-      t.equal(await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(59_000)), 'skip');
+      t.equal(await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(59_000)), 'held');
       t.same(
         await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(61_000)),
         { previousRelease: '20261130T000000Z' },

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './demo-release.js';
+import { pointCurrentAt } from './release-files.js';
 
 export interface ReleaseSequence {
   releasesDir: string;
@@ -70,4 +71,18 @@ export async function buildReleaseSequence(dir: string): Promise<ReleaseSequence
   builder('import', 'observations', round(3), round(4));
   await release();
   return { releasesDir, ids, rebuild: release };
+}
+
+/** A releases directory `<dir>/releases` of a server's own; `publish` copies a release of the sequence in and points CURRENT at it. */
+export function publisherOf(
+  sequence: ReleaseSequence,
+  dir: string,
+): { releasesDir: string; publish: (id: string) => void } {
+  const releasesDir = path.join(dir, 'releases');
+  fs.mkdirSync(releasesDir, { recursive: true });
+  const publish = (id: string) => {
+    fs.copyFileSync(path.join(sequence.releasesDir, `${id}.sqlite`), path.join(releasesDir, `${id}.sqlite`));
+    pointCurrentAt(releasesDir, `${id}.sqlite`);
+  };
+  return { releasesDir, publish };
 }

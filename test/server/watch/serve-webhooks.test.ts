@@ -14,16 +14,8 @@ import { Webhook } from 'standardwebhooks';
 import { openAccountsStore } from '../../../accounts/index.js';
 import { loadSettings } from '../../../shared/config.js';
 import { serve } from '../../../server/serve.js';
-import { pointCurrentAt } from '../../helpers/release-files.js';
-import { buildReleaseSequence } from '../../helpers/release-sequence.js';
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const started = Date.now();
-  while (!(await ok())) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
+import { buildReleaseSequence, publisherOf } from '../../helpers/release-sequence.js';
+import { until } from '../../helpers/webhook-receiver.js';
 
 // Two releases built once (the real feed excerpts and observation rounds), published by each test.
 const built = fs.mkdtempSync(path.join(os.tmpdir(), 'serve-webhooks-'));
@@ -31,20 +23,9 @@ t.teardown(() => fs.rmSync(built, { recursive: true, force: true }));
 const sequence = await buildReleaseSequence(built);
 const [firstId, secondId] = sequence.ids as [string, string];
 
-/** A releases directory of the test's own; `publish` copies a release in and points CURRENT at it. */
-function releasesOf(dir: string) {
-  const releasesDir = path.join(dir, 'releases');
-  fs.mkdirSync(releasesDir);
-  const publish = (id: string) => {
-    fs.copyFileSync(path.join(sequence.releasesDir, `${id}.sqlite`), path.join(releasesDir, `${id}.sqlite`));
-    pointCurrentAt(releasesDir, `${id}.sqlite`);
-  };
-  return { releasesDir, publish };
-}
-
 t.test('a published release brings the watched change as a verified webhook', async (t) => {
   const dir = t.testdir({});
-  const { releasesDir, publish } = releasesOf(dir);
+  const { releasesDir, publish } = publisherOf(sequence, dir);
   publish(firstId);
 
   const received: Array<{ id: string; type: string; subject: string; verified: boolean }> = [];
@@ -117,7 +98,7 @@ t.test('a published release brings the watched change as a verified webhook', as
 
 t.test('WEBHOOK_DELIVERY=off: events are computed, nothing is sent', async (t) => {
   const dir = t.testdir({});
-  const { releasesDir, publish } = releasesOf(dir);
+  const { releasesDir, publish } = publisherOf(sequence, dir);
   publish(firstId);
   const accountsDb = path.join(dir, 'accounts.sqlite');
   const store = openAccountsStore(accountsDb);

@@ -19,68 +19,8 @@ import { Deliverer } from '../../../server/watch/deliverer.js';
 import { computeReleaseEvents } from '../../../server/watch/runs.js';
 import { createSender } from '../../../server/watch/send.js';
 import { checkWebhookUrl, type GuardOptions } from '../../../server/watch/ssrf.js';
-import { parseWatchSubject } from '../../../server/watch/subjects.js';
 import { buildReleaseSequence } from '../../helpers/release-sequence.js';
-
-const WATCHED = [
-  'art.example',
-  'radio.example',
-  'shop.example',
-  'old-shop.example',
-  'quiet.example',
-  '1.1.1.1',
-  '173.245.48.0/24',
-  '104.16.0.0/13',
-  '185.220.101.0/24',
-  'AS208294',
-  'AS60729',
-  'AS13335',
-];
-
-/** kind, subject, what changed: checked by hand against the inputs of the second release. */
-const EXPECTED = [
-  'asn.domain_added 13335 art.example',
-  'asn.domain_added 13335 shop.example',
-  'asn.domain_added 13335 www.art.example',
-  'asn.domain_added 13335 www.shop.example',
-  'asn.domain_added 208294 tor-exit.example',
-  'asn.domain_removed 60729 tor-exit.example',
-  'asn.route_added 208294 185.220.101.0/24',
-  'asn.route_added 208294 185.220.102.0/24',
-  'asn.route_removed 60729 185.220.101.0/24',
-  'asn.route_removed 60729 185.220.102.0/24',
-  'domain.dns_changed art.example 8.228.70.15 -> 104.16.132.229,2606:4700::6810:84e5',
-  'domain.dns_changed old-shop.example 24.144.100.12 -> ',
-  'domain.dns_changed radio.example  -> 24.144.100.14',
-  'domain.dns_changed shop.example 2600:3c00::f03c:94ff:fe12:3456,72.14.177.42 -> 104.21.48.7,172.67.182.31,2606:4700:3030::6815:3007,2606:4700:3034::ac43:b61f',
-  'domain.network_changed art.example Google Cloud -> Cloudflare',
-  'domain.network_changed old-shop.example DigitalOcean -> ',
-  'domain.network_changed radio.example  -> DigitalOcean',
-  'domain.network_changed shop.example Linode -> Cloudflare',
-  'ip.domain_added 104.16.0.0/13 art.example 104.16.132.229',
-  'ip.domain_added 104.16.0.0/13 shop.example 104.21.48.7',
-  'ip.domain_added 104.16.0.0/13 www.art.example 104.16.132.229',
-  'ip.domain_added 104.16.0.0/13 www.shop.example 104.21.48.7',
-  'ip.range_entered 1.1.1.1 cloudflare 1.1.1.0/24 cdn',
-  'ip.range_left 173.245.48.0/24 cloudflare 173.245.48.0/20 cdn',
-];
-
-type Data = Record<string, unknown> & { subject: { value: string } };
-const providers = (list: unknown) => (list as Array<{ provider: string }>).map((n) => n.provider).join(',');
-
-/** One line per event, in the words of EXPECTED. */
-function describe(type: string, data: Data): string {
-  const head = `${type} ${data.subject.value}`;
-  const range = data.range as { source: string; prefix: string; category: string } | undefined;
-  const dns = (side: unknown) => (side as { addresses: string[] }).addresses.join(',');
-  if (type.startsWith('asn.route')) return `${head} ${data.route as string}`;
-  if (type.startsWith('asn.domain')) return `${head} ${data.domain as string}`;
-  if (type === 'domain.dns_changed') return `${head} ${dns(data.old)} -> ${dns(data.new)}`;
-  if (type === 'domain.network_changed')
-    return `${head} ${providers(data.old_networks)} -> ${providers(data.networks)}`;
-  if (type.startsWith('ip.domain')) return `${head} ${data.domain as string} ${data.address as string}`;
-  return `${head} ${range!.source} ${range!.prefix} ${range!.category}`;
-}
+import { EXPECTED, describeDelivery, watchedEntries } from '../../helpers/watch-expected.js';
 
 t.test('watched changes of a release sequence arrive signed, once each, and nothing else', async (t) => {
   const dir = t.testdir({});
@@ -90,12 +30,7 @@ t.test('watched changes of a release sequence arrive signed, once each, and noth
   const ws = await store.createWorkspace({ name: 'acme' });
   const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
   const other = await store.createProject({ workspaceId: ws.id, name: 'other' });
-  const entries = WATCHED.map((text) => {
-    const parsed = parseWatchSubject(text);
-    if (!parsed.ok) throw new Error(parsed.reason);
-    return { kind: parsed.kind, subject: parsed.subject };
-  });
-  await store.addWatchEntries(project.id, entries, 100);
+  await store.addWatchEntries(project.id, watchedEntries(), 100);
   await store.addWatchEntries(other.id, [{ kind: 'domain', subject: 'quiet.example' }], 100);
 
   // The receiver: fails the first 3 requests (500, then a slow 503), then verifies and keeps each.
@@ -162,13 +97,7 @@ t.test('watched changes of a release sequence arrive signed, once each, and noth
   );
   await deliverAll();
 
-  const lines = (list: typeof received) =>
-    list
-      .map(({ body }) => {
-        const { type, data } = JSON.parse(body) as { type: string; data: Data };
-        return describe(type, data);
-      })
-      .sort();
+  const lines = (list: typeof received) => list.map(({ body }) => describeDelivery(body)).sort();
   t.same(lines(received), [...EXPECTED].sort(), 'every watched change, nothing else');
   t.equal(new Set(received.map((r) => r.id)).size, received.length, 'each once');
   t.ok(
