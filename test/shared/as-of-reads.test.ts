@@ -1,7 +1,8 @@
 // How an as-of read runs (docs/decisions/0036-history-reads-ascending.md): the release's history
 // tables carry no sqlite_stat4 samples (with them SQLite prepares every as-of read again on each
-// run), and a key's version at an epoch is read by an ascending seek (SeekGE, Next), never by the
-// descending one (SeekLE, Prev) that costs four times as much. Both fail here if they come back.
+// run), and a key's version at an epoch is read by an ascending seek (SeekGE, Next) without ORDER
+// BY, never by the descending one (SeekLE, Prev) or in an ORDER BY, which cost several times as
+// much. Both fail here if they come back.
 import t from 'tap';
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -46,6 +47,7 @@ t.test('a version is read by an ascending seek of the key', async (t) => {
       db.prepare(`EXPLAIN ${versionsSql(table, key, column)}`).all('x', 1) as Array<{ opcode: string }>
     ).map((r) => r.opcode);
     t.ok(ops.includes('SeekGE') && ops.includes('Next'), `${table}: SeekGE, Next`);
+    t.notMatch(versionsSql(table, key, column), /ORDER BY/, `${table}: no ORDER BY`);
     t.same(
       ops.filter((op) => ['SeekLE', 'SeekLT', 'Prev', 'SorterOpen', 'SorterSort'].includes(op)),
       [],
