@@ -223,7 +223,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `watchlists: ${n(projects)} projects × ${perProject} entries drawn from ${Object.entries(drawn.pools)
-      .map(([k, v]) => `${n(v)} ${k}s`)
+      .map(([k, v]) => `${n(v)} ${k === 'prefix' ? 'prefixes' : `${k}s`}`)
       .join(', ')} that changed (${drawn.seconds.toFixed(1)} s, not measured)`,
   );
   const stores = DATABASE_URL ? ['sqlite', 'postgresql'] : ['sqlite'];
