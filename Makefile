@@ -26,7 +26,7 @@ BENCH_DIR ?= var/bench
 TEST_SYSTEM_DEPS := knotd:knot redis-server:redis-server initdb:postgresql chromium:chromium mmdblookup:mmdb-bin dnsdbq:dnsdbq
 BENCH_SYSTEM_DEPS := knotd:knot dnsperf:dnsperf wrk:wrk
 
-.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean
+.PHONY: system-deps bench-system-deps install build lint typecheck test bench-api bench-watch bench-bundle bench-bulk verify-mmdb demo demo-release bench bench-build bench-collect import-shared verify-shared verify-gates soak clean
 
 $(NODE_MODULES): package.json package-lock.json
 	@echo "npm ci with node $$(node --version) (modules ABI $(NODE_ABI))"
@@ -92,6 +92,13 @@ bench-collect: build bench-system-deps
 bench-api: build bench-system-deps
 	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
 	node dist/test/bench/bench-api.js --releases $(BENCH_DIR)/releases
+
+# Watchlists (issue 34): the events of the bench-build release and the next one (built under
+# var/bench-watch from a copy of its state, a day's churn) for 1,000 projects × 100 entries, then
+# 10,000 webhook deliveries to a receiver on loopback (with TEST_DATABASE_URL also on PostgreSQL).
+bench-watch: build
+	@test -f $(BENCH_DIR)/releases/CURRENT || $(MAKE) bench-build
+	node dist/test/bench/bench-watch.js --from $(BENCH_DIR) --dir $${WATCH_DIR:-var/bench-watch} --shared ../shared/data
 
 # The benches packed for another x86-64 machine without npm or network (scripts/bench-bundle.sh).
 bench-bundle:
