@@ -6,16 +6,13 @@
  */
 import t from 'tap';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { openAccountsStore } from '../../../accounts/index.js';
 import { loadSettings } from '../../../shared/config.js';
 import { serve } from '../../../server/serve.js';
 import { buildReleaseSequence, publisherOf } from '../../helpers/release-sequence.js';
-import { until } from '../../helpers/webhook-receiver.js';
+import { startWebhookReceiver, until } from '../../helpers/webhook-receiver.js';
 
 // Two releases built once (the real feed excerpts and observation rounds), published by each test.
 const built = fs.mkdtempSync(path.join(os.tmpdir(), 'serve-webhooks-'));
@@ -28,26 +25,13 @@ t.test('a published release brings the watched change as a verified webhook', as
   const { releasesDir, publish } = publisherOf(sequence, dir);
   publish(firstId);
 
-  const received: Array<{ id: string; type: string; subject: string; verified: boolean }> = [];
-  let secret = '';
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let verified = true;
-      try {
-        new Webhook(secret).verify(body, req.headers as Record<string, string>);
-      } catch {
-        verified = false;
-      }
-      const { type, data } = JSON.parse(body) as { type: string; data: { subject: { value: string } } };
-      received.push({ id: String(req.headers['webhook-id']), type, subject: data.subject.value, verified });
-      res.writeHead(verified ? 204 : 401).end();
+  const receiver = await startWebhookReceiver(t, () => ({ status: 204 }));
+  // Each request as the assertions read it: its webhook-id, the event's type and subject.
+  const received = () =>
+    receiver.requests.map((r) => {
+      const { type, data } = JSON.parse(r.body) as { type: string; data: { subject: { value: string } } };
+      return { id: r.id, type, subject: data.subject.value, verified: r.verified };
     });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => receiver.close());
 
   const accountsDb = path.join(dir, 'accounts.sqlite');
   const store = openAccountsStore(accountsDb);
@@ -55,13 +39,12 @@ t.test('a published release brings the watched change as a verified webhook', as
   const ws = await store.createWorkspace({ name: 'acme' });
   const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
   await store.addWatchEntries(project.id, [{ kind: 'domain', subject: 'art.example' }], 100);
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   const created = await store.createEndpoint({
     projectId: project.id,
-    url,
+    url: receiver.url,
     kinds: ['domain.network_changed'],
   });
-  secret = created.secret;
+  receiver.secret = created.secret;
 
   const settings = loadSettings(
     {},
@@ -81,16 +64,16 @@ t.test('a published release brings the watched change as a verified webhook', as
   const server = await serve(settings, () => {});
   t.teardown(server.stop);
   await until('the first release to start the chain', () => server.watch.handledRelease === firstId);
-  t.equal(received.length, 0, 'the first release brings nothing');
+  t.equal(received().length, 0, 'the first release brings nothing');
 
   publish(secondId);
-  await until('the webhook', () => received.length > 0);
-  t.match(received, [{ type: 'domain.network_changed', subject: 'art.example', verified: true }]);
-  t.match(received[0]!.id, /^evt_[a-z2-7]{26}$/);
+  await until('the webhook', () => received().length > 0);
+  t.match(received(), [{ type: 'domain.network_changed', subject: 'art.example', verified: true }]);
+  t.match(received()[0]!.id, /^evt_[a-z2-7]{26}$/);
   await until('the delivery to be recorded', async () =>
     (await store.listDeliveries(created.endpoint.id)).every((d) => d.state === 'delivered'),
   );
-  t.equal(received.length, 1, 'once');
+  t.equal(received().length, 1, 'once');
   const stopped = Date.now();
   await server.stop();
   t.ok(Date.now() - stopped < 5_000, 'stops promptly');
@@ -106,15 +89,8 @@ t.test('WEBHOOK_DELIVERY=off: events are computed, nothing is sent', async (t) =
   const ws = await store.createWorkspace({ name: 'acme' });
   const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
   await store.addWatchEntries(project.id, [{ kind: 'domain', subject: 'art.example' }], 100);
-  let requests = 0;
-  const receiver = http.createServer((_req, res) => {
-    requests += 1;
-    res.writeHead(204).end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => receiver.close());
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  const created = await store.createEndpoint({ projectId: project.id, url, kinds: [] });
+  const receiver = await startWebhookReceiver(t, () => ({ status: 204 }));
+  const created = await store.createEndpoint({ projectId: project.id, url: receiver.url, kinds: [] });
   const server = await serve(
     loadSettings(
       {},
@@ -147,5 +123,5 @@ t.test('WEBHOOK_DELIVERY=off: events are computed, nothing is sent', async (t) =
     deliveries.every((d) => d.state === 'pending' && d.attempts === 0),
     'all pending',
   );
-  t.equal(requests, 0, 'nothing sent');
+  t.equal(receiver.requests.length, 0, 'nothing sent');
 });
