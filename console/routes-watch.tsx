@@ -8,7 +8,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { AccountsError, effectivePlan, type Project, type Workspace } from '../accounts/index.js';
-import type { WatchEntry } from '../accounts/watch-types.js';
+import { WATCH_KINDS, type WatchEntry } from '../accounts/watch-types.js';
 import { parseWatchList, parseWatchSubject } from '../server/watch/subjects.js';
 import type { ConsoleDeps } from './deps.js';
 import { Field, ProblemSummary, TextAreaField, blankForm, type FormState } from './forms.js';
@@ -54,6 +54,15 @@ function WatchCount({ have, limit, plan }: { have: number; limit: number; plan: 
   );
 }
 
+/** Oldest first; entries added together (one paste) by kind, then subject. */
+const oldestFirst = (list: readonly WatchEntry[]) =>
+  [...list].sort(
+    (a, b) =>
+      a.createdAt.getTime() - b.createdAt.getTime() ||
+      WATCH_KINDS.indexOf(a.kind) - WATCH_KINDS.indexOf(b.kind) ||
+      a.subject.localeCompare(b.subject),
+  );
+
 function doneNotice(query: Record<string, unknown>): string | undefined {
   const count = (v: unknown) => (typeof v === 'string' && /^\d{1,7}$/.test(v) ? Number(v) : null);
   if (query.done === 'removed') return 'The entry is removed: it gets no more events.';
@@ -73,10 +82,11 @@ export function registerWatchRoutes(deps: ConsoleDeps): void {
   async function watchPage(request: FastifyRequest, scope: Scope, one: FormState, bulk: FormState) {
     const ctx = deps.page(request);
     const base = baseOf(scope);
-    const [list, limit] = await Promise.all([
+    const [stored, limit] = await Promise.all([
       deps.store.listWatchEntries(scope.project.id),
       deps.store.watchLimit(scope.project.id, deps.watch.freeLimit),
     ]);
+    const list = oldestFirst(stored);
     const done = doneNotice(request.query as Record<string, unknown>);
     const full = list.length >= limit;
     return renderPage(
@@ -99,7 +109,7 @@ export function registerWatchRoutes(deps: ConsoleDeps): void {
             </p>
           ) : (
             <table class="cards" id="watch-entries">
-              <caption class="muted">Oldest first</caption>
+              <caption class="muted">Oldest first; entries added together by kind, then subject</caption>
               <thead>
                 <tr>
                   <th scope="col">Kind</th>
