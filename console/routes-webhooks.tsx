@@ -237,7 +237,7 @@ export function registerWebhookRoutes(deps: ConsoleDeps): void {
                   <span class="date">{formatTime(a.startedAt)}</span>
                 </td>
                 <td data-label="Event">
-                  <span class="mono break">{a.eventId}</span>
+                  <span class="mono">{a.eventId}</span>
                 </td>
                 <td data-label="Attempt" class="num">
                   {a.attempt}

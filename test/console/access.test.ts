@@ -1,8 +1,8 @@
 /**
  * Who may do what in the console, over plain HTTP against the real server:
- * - IDOR: a member of workspace A puts workspace B's workspace, project, member and key IDs into
- *   every console route and action, one at a time and all together: every one is a 404, and B's
- *   data is unchanged afterwards;
+ * - IDOR: a member of workspace A puts workspace B's workspace, project, member, key, watch entry
+ *   and webhook endpoint IDs into every console route and action, one at a time and all together:
+ *   every one is a 404, and B's data is unchanged afterwards;
  * - roles: a plain member of a workspace can read but every owner/admin page and action is a 403;
  * - forgery: every form, posted from a foreign Origin, without Origin, without the CSRF token or
  *   with another session's, is refused (403) and changes nothing;
@@ -25,6 +25,10 @@ interface Tenant {
   /** The user id of a second member of the workspace. */
   user: string;
   memberClient: FormClient;
+  /** A watch entry, a webhook endpoint and an event delivered (queued) to it. */
+  entry: string;
+  hook: string;
+  event: string;
 }
 
 async function tenant(server: ConsoleServer, name: string): Promise<Tenant> {
@@ -44,7 +48,24 @@ async function tenant(server: ConsoleServer, name: string): Promise<Tenant> {
   const user = (await server.store.listMembers(ws)).find((m) => m.email === member)!.userId;
   const memberClient = new FormClient(server.console);
   await memberClient.signIn(server.sink, member);
-  return { client, ws, prj, key, user, memberClient };
+  const watched = await client.post(`/w/${ws}/p/${prj}/watch`, {
+    _csrf: await client.csrf('/'),
+    subject: `${name}.example`,
+  });
+  if (watched.status !== 303) throw new Error(`adding a watch entry answered ${watched.status}`);
+  const entry = (await server.store.listWatchEntries(prj))[0]!.id;
+  const hooked = await client.post(`/w/${ws}/p/${prj}/webhooks`, {
+    _csrf: await client.csrf('/'),
+    url: `https://1.1.1.1/${name}`,
+  });
+  if (hooked.status !== 303) throw new Error(`adding an endpoint answered ${hooked.status}`);
+  const hook = (await server.store.listEndpoints(prj))[0]!.id;
+  const tested = await client.post(`/w/${ws}/p/${prj}/webhooks/${hook}/test`, {
+    _csrf: await client.csrf('/'),
+  });
+  const event = /event=(evt_test_[0-9a-z]{16})$/.exec(tested.location ?? '')?.[1];
+  if (event === undefined) throw new Error(`the test event answered ${tested.status} ${tested.location}`);
+  return { client, ws, prj, key, user, memberClient, entry, hook, event };
 }
 
 /** Every console route and action that names an ID, with a form that would succeed. */
@@ -57,6 +78,13 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; form?: Record<string, stri
   { method: 'GET', path: '/w/:ws/p/:prj/keys/:key/created' },
   { method: 'GET', path: '/w/:ws/members/:user/remove' },
   { method: 'GET', path: '/w/:ws/p/:prj/playground' },
+  { method: 'GET', path: '/w/:ws/p/:prj/watch' },
+  { method: 'GET', path: '/w/:ws/p/:prj/watch/:entry/remove' },
+  { method: 'GET', path: '/w/:ws/p/:prj/webhooks' },
+  { method: 'GET', path: '/w/:ws/p/:prj/webhooks/new' },
+  { method: 'GET', path: '/w/:ws/p/:prj/webhooks/:hook' },
+  { method: 'GET', path: '/w/:ws/p/:prj/webhooks/:hook/secret' },
+  { method: 'GET', path: '/w/:ws/p/:prj/webhooks/:hook/remove' },
   { method: 'POST', path: '/w/:ws/projects', form: { name: 'intruder' } },
   { method: 'POST', path: '/w/:ws/members', form: { email: 'intruder@x.test', role: 'owner' } },
   { method: 'POST', path: '/w/:ws/members/:user/role', form: { role: 'admin' } },
@@ -65,25 +93,57 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; form?: Record<string, stri
   { method: 'POST', path: '/w/:ws/p/:prj/keys', form: { label: 'intruder' } },
   { method: 'POST', path: '/w/:ws/p/:prj/keys/:key/revoke', form: {} },
   { method: 'POST', path: '/w/:ws/p/:prj/playground', form: { op: 'ping' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/watch', form: { subject: 'intruder.example' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/watch/bulk', form: { lines: 'intruder.example\nAS64500' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/watch/:entry/remove', form: {} },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks', form: { url: 'https://1.1.1.1/intruder' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks/:hook/test', form: {} },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks/:hook/rotate', form: {} },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks/:hook/enabled', form: { enabled: 'false' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks/:hook/redeliver', form: { event: ':event' } },
+  { method: 'POST', path: '/w/:ws/p/:prj/webhooks/:hook/remove', form: {} },
 ];
 
 const fill = (path: string, ids: Record<string, string>) =>
   path.replace(/:(\w+)/g, (_, name: string) => ids[name]!);
+/** A route's form with the IDs it names (the event to redeliver) filled in. */
+const formOf = (form: Record<string, string> | undefined, ids: Record<string, string>) =>
+  Object.fromEntries(Object.entries(form ?? {}).map(([k, v]) => [k, fill(v, ids)]));
 
 async function snapshot(server: ConsoleServer, x: Tenant) {
   return {
     projects: await server.store.listProjects({ workspaceId: x.ws }),
     keys: await server.store.listKeys({ workspaceId: x.ws }),
     members: (await server.store.listMembers(x.ws)).map((m) => [m.email, m.role]),
+    entries: await server.store.listWatchEntries(x.prj),
+    endpoints: await server.store.listEndpoints(x.prj),
+    deliveries: await server.store.listDeliveries(x.hook),
   };
 }
 
 t.test('console access rules', async (t) => {
-  const server = await startConsoleServer(t);
+  // Endpoints go to 1.1.1.1 here: nothing is sent, the deliveries stay as the tests left them.
+  const server = await startConsoleServer(t, { WEBHOOK_DELIVERY: 'off' });
   const a = await tenant(server, 'alpha');
   const b = await tenant(server, 'beta');
-  const own = { ws: a.ws, prj: a.prj, key: a.key, user: a.user };
-  const foreign = { ws: b.ws, prj: b.prj, key: b.key, user: b.user };
+  const own = {
+    ws: a.ws,
+    prj: a.prj,
+    key: a.key,
+    user: a.user,
+    entry: a.entry,
+    hook: a.hook,
+    event: a.event,
+  };
+  const foreign = {
+    ws: b.ws,
+    prj: b.prj,
+    key: b.key,
+    user: b.user,
+    entry: b.entry,
+    hook: b.hook,
+    event: b.event,
+  };
 
   t.test('headers: CSP without unsafe-inline, security headers, cookies, fingerprinted assets', async (t) => {
     const page = await fetch(`${server.console}/sign-in`);
@@ -124,13 +184,13 @@ t.test('console access rules', async (t) => {
         const response =
           route.method === 'GET'
             ? await a.client.get(path)
-            : await a.client.post(path, { _csrf: await a.client.csrf('/'), ...route.form });
+            : await a.client.post(path, { _csrf: await a.client.csrf('/'), ...formOf(route.form, own) });
         attempts += 1;
         if (response.status !== 404) successes.push(`${route.method} ${path}: ${response.status}`);
       }
     }
     t.same(successes, [], 'zero successes');
-    t.equal(attempts, 47, 'every ID of every route swapped');
+    t.equal(attempts, 105, 'every ID of every route swapped');
     t.same(await snapshot(server, b), before, "the other workspace's data is unchanged");
   });
 
@@ -138,15 +198,20 @@ t.test('console access rules', async (t) => {
     const m = a.memberClient;
     t.equal((await m.get(fill('/w/:ws/p/:prj', own))).status, 200, 'a member sees keys and usage');
     t.equal((await m.get(fill('/w/:ws/members', own))).status, 200);
+    for (const path of ['/w/:ws/p/:prj/watch', '/w/:ws/p/:prj/webhooks', '/w/:ws/p/:prj/webhooks/:hook']) {
+      const page = await m.get(fill(path, own));
+      t.equal(page.status, 200, `a member sees ${path}`);
+      t.notMatch(page.text, /<form[^>]+method="post"[^>]+action="\/w\//, 'with no form that acts');
+    }
     const before = await snapshot(server, a);
     for (const route of ROUTES.filter(
-      (r) => r.method === 'POST' || /new|revoke|created|remove|playground/.test(r.path),
+      (r) => r.method === 'POST' || /new|revoke|created|remove|playground|secret/.test(r.path),
     )) {
       const path = fill(route.path, { ...own, user: a.user });
       const response =
         route.method === 'GET'
           ? await m.get(path)
-          : await m.post(path, { _csrf: await m.csrf('/'), ...route.form });
+          : await m.post(path, { _csrf: await m.csrf('/'), ...formOf(route.form, own) });
       t.equal(response.status, 403, `${route.method} ${route.path} refused to a member`);
     }
     t.same(await snapshot(server, a), before, 'nothing changed');
@@ -156,7 +221,10 @@ t.test('console access rules', async (t) => {
     'forgery: every form from a foreign origin, without Origin, or without the CSRF token',
     async (t) => {
       const forms = [
-        ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({ path: fill(r.path, own), form: r.form! })),
+        ...ROUTES.filter((r) => r.method === 'POST').map((r) => ({
+          path: fill(r.path, own),
+          form: formOf(r.form, own),
+        })),
         { path: '/workspaces', form: { name: 'forged' } },
         { path: '/sign-out', form: {} },
         { path: '/step-up', form: { code: '12345678' } },
@@ -328,7 +396,14 @@ t.test('console access rules', async (t) => {
   t.test('a console page renders in under 50 ms at p95', async (t) => {
     // The server's own time per page (Server-Timing: the session, the queries and the render), so
     // the figure is the console's, not this process's HTTP client's on a loaded machine.
-    const pages = ['/', fill('/w/:ws', own), fill('/w/:ws/p/:prj', own), fill('/w/:ws/members', own)];
+    const pages = [
+      '/',
+      fill('/w/:ws', own),
+      fill('/w/:ws/p/:prj', own),
+      fill('/w/:ws/members', own),
+      fill('/w/:ws/p/:prj/watch', own),
+      fill('/w/:ws/p/:prj/webhooks/:hook', own),
+    ];
     const times: number[] = [];
     for (let i = 0; i < 240; i++) {
       const response = await a.client.get(pages[i % pages.length]!);
