@@ -95,9 +95,12 @@ for (const [kind, make] of stores) {
         ),
         { code: 'watch_limit_reached' },
       );
+      t.equal(await store.watchLimit(project.id, 3), 3, "the Free plan's limit, as the console shows it");
       await store.upsertPlan({ name: 'pro', requestsPerMinute: 60, monthlyQuota: 1000, maxPageSize: 100 });
       await store.setPlanWatchLimit('pro', 10);
       await store.setWorkspacePlan(ws.id, 'pro', null);
+      t.equal(await store.watchLimit(project.id, 3), 10, "the plan's own limit");
+      await t.rejects(store.watchLimit('prj_0000000000000000', 3), { code: 'not_found' });
       const more = await store.addWatchEntries(
         project.id,
         [
