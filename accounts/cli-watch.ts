@@ -7,8 +7,9 @@ import fs from 'node:fs';
 import { type Command } from 'commander';
 import { loadSettings } from '../shared/config.js';
 import { EVENT_KINDS } from '../server/watch/compute.js';
-import { checkWebhookUrl, parseAllowedAddresses } from '../server/watch/ssrf.js';
-import { parseWatchSubject } from '../server/watch/subjects.js';
+import { SECRET_ROTATION_MS, endpointProblems, testEventPayload } from '../server/watch/endpoints.js';
+import { guardOfSettings } from '../server/watch/ssrf.js';
+import { parseWatchList, parseWatchSubject } from '../server/watch/subjects.js';
 import { AccountsError } from './store.js';
 import {
   type CliIo,
@@ -19,9 +20,6 @@ import {
   shortIso,
   type StoreRunner,
 } from './cli-support.js';
-import type { WatchKind } from './watch-types.js';
-
-const ROTATION_MS = 86_400_000;
 
 export function registerWatchCommands(program: Command, withStore: StoreRunner, io: CliIo): void {
   const settings = () => loadSettings(process.env);
@@ -31,13 +29,6 @@ export function registerWatchCommands(program: Command, withStore: StoreRunner, 
   ) => {
     const workspace = options.workspace ? await existingWorkspace(store, options.workspace) : undefined;
     return existingProject(store, options.project, workspace?.id);
-  };
-  const guard = () => {
-    const s = settings();
-    return {
-      allowHttp: s.WEBHOOK_ALLOW_HTTP === 'true',
-      allowed: parseAllowedAddresses(s.WEBHOOK_ALLOWED_ADDRESSES),
-    };
   };
 
   const watch = program
@@ -55,21 +46,16 @@ export function registerWatchCommands(program: Command, withStore: StoreRunner, 
       withStore(
         async (store, entries: string[], options: { project: string; workspace?: string; file?: string }) => {
           const project = await projectOf(store, options);
-          const lines = [...entries];
+          const parsed = entries.map(parseWatchSubject);
+          const wrong = parsed.flatMap((p) => (p.ok ? [] : [p.reason]));
+          const ok = parsed.flatMap((p) => (p.ok ? [{ kind: p.kind, subject: p.subject }] : []));
           if (options.file) {
-            const text = fs.readFileSync(options.file === '-' ? 0 : options.file, 'utf8');
-            lines.push(
-              ...text
-                .split('\n')
-                .map((l) => l.replace(/#.*/, '').trim())
-                .filter(Boolean),
-            );
+            const list = parseWatchList(fs.readFileSync(options.file === '-' ? 0 : options.file, 'utf8'));
+            if (list.ok) ok.push(...list.entries);
+            else wrong.push(...list.problems.map((p) => `line ${p.line}: ${p.reason}`));
           }
-          const parsed = lines.map(parseWatchSubject);
-          const wrong = parsed.filter((p) => !p.ok).map((p) => (p as { reason: string }).reason);
           if (wrong.length > 0)
             throw new AccountsError('invalid_input', `nothing added: ${wrong.join('; ')}`);
-          const ok = parsed as Array<{ kind: WatchKind; subject: string }>;
           const result = await store.addWatchEntries(project.id, ok, settings().FREE_MAX_WATCH_ENTRIES);
           io.out(
             `added ${result.added.length} watch entries to project "${project.name}" (${result.existing} already watched; limit ${result.limit})`,
@@ -142,17 +128,12 @@ export function registerWatchCommands(program: Command, withStore: StoreRunner, 
                 .map((k) => k.trim())
                 .filter(Boolean)
             : [];
-          const unknown = kinds.filter((k) => !(EVENT_KINDS as readonly string[]).includes(k));
-          if (unknown.length > 0)
-            throw new AccountsError(
-              'invalid_input',
-              `unknown event kinds ${unknown.join(', ')}: expected ${EVENT_KINDS.join(', ')}`,
-            );
-          try {
-            await checkWebhookUrl(url, guard());
-          } catch (error) {
-            throw new AccountsError('invalid_input', (error as Error).message);
-          }
+          const problems = await endpointProblems(
+            { url, kinds, description: options.description },
+            guardOfSettings(settings()),
+          );
+          const wrong = [problems.kinds, problems.description, problems.url].filter(Boolean);
+          if (wrong.length > 0) throw new AccountsError('invalid_input', wrong.join('; '));
           const { endpoint, secret } = await store.createEndpoint({
             projectId: project.id,
             url,
@@ -219,9 +200,7 @@ export function registerWatchCommands(program: Command, withStore: StoreRunner, 
     .argument('<endpoint-id>', 'whe_…')
     .action(
       withStore(async (store, id: string) => {
-        const eventId = await store.createTestEvent(id, (eid) =>
-          JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { id: eid } }),
-        );
+        const eventId = await store.createTestEvent(id, (eid) => testEventPayload(eid));
         io.out(`queued test event ${eventId} for ${id}`);
       }),
     );
@@ -244,7 +223,7 @@ export function registerWatchCommands(program: Command, withStore: StoreRunner, 
     .argument('<endpoint-id>', 'whe_…')
     .action(
       withStore(async (store, id: string) => {
-        const secret = await store.rotateEndpointSecret(id, new Date(Date.now() + ROTATION_MS));
+        const secret = await store.rotateEndpointSecret(id, new Date(Date.now() + SECRET_ROTATION_MS));
         io.out(`new secret: ${secret}`);
         io.out('This is the only time it is shown. Deliveries carry both signatures for 24 hours.');
       }),

@@ -46,6 +46,7 @@ export const toEndpoint = (r: Selectable<WebhookEndpointTable>, now = new Date()
 type WatchOperations = Pick<
   WatchStore,
   | 'addWatchEntries'
+  | 'watchLimit'
   | 'listWatchEntries'
   | 'removeWatchEntry'
   | 'setPlanWatchLimit'
@@ -60,12 +61,13 @@ type WatchOperations = Pick<
 export function watchOperations(core: StoreCore): WatchOperations {
   const { q } = core;
 
-  function* addSteps(
+  /** The project's workspace (locked when `lock`), its plan at `now` and that plan's entry limit. */
+  function* limitSteps(
     projectId: string,
-    entries: ReadonlyArray<{ kind: WatchKind; subject: string }>,
     freeLimit: number,
     now: Date,
-  ): Steps<{ added: WatchEntry[]; existing: number; limit: number }> {
+    lock: boolean,
+  ): Steps<{ planName: string; limit: number }> {
     const project = yield* firstOf(
       q
         .selectFrom('project as p')
@@ -74,16 +76,25 @@ export function watchOperations(core: StoreCore): WatchOperations {
         .where('p.id', '=', projectId),
     );
     if (!project) throw new AccountsError('not_found', `no project with id "${projectId}"`);
-    yield* core.lockWorkspace(project.workspace_id);
-    const planName = effectivePlan({
-      plan: project.plan,
-      planExpiresAt: toDateOrNull(project.plan_expires_at),
-    });
+    if (lock) yield* core.lockWorkspace(project.workspace_id);
+    const planName = effectivePlan(
+      { plan: project.plan, planExpiresAt: toDateOrNull(project.plan_expires_at) },
+      now,
+    );
     const plan =
       planName === DEFAULT_PLAN
         ? undefined
         : yield* firstOf(q.selectFrom('plan').select('max_watch_entries').where('name', '=', planName));
-    const limit = plan?.max_watch_entries ?? freeLimit;
+    return { planName, limit: plan?.max_watch_entries ?? freeLimit };
+  }
+
+  function* addSteps(
+    projectId: string,
+    entries: ReadonlyArray<{ kind: WatchKind; subject: string }>,
+    freeLimit: number,
+    now: Date,
+  ): Steps<{ added: WatchEntry[]; existing: number; limit: number }> {
+    const { planName, limit } = yield* limitSteps(projectId, freeLimit, now, true);
     const have = yield* rowsOf(
       q.selectFrom('watch_entry').select(['kind', 'subject']).where('project_id', '=', projectId),
     );
@@ -125,6 +136,9 @@ export function watchOperations(core: StoreCore): WatchOperations {
   return {
     addWatchEntries: (projectId, entries, freeLimit, now = new Date()) =>
       core.transaction(() => addSteps(projectId, entries, freeLimit, now)),
+
+    watchLimit: async (projectId, freeLimit, now = new Date()) =>
+      (await core.transaction(() => limitSteps(projectId, freeLimit, now, false))).limit,
 
     async listWatchEntries(projectId) {
       const rows = await core.all(

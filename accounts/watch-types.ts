@@ -125,6 +125,11 @@ export interface WatchStore {
     freeLimit: number,
     now?: Date,
   ): Promise<{ added: WatchEntry[]; existing: number; limit: number }>;
+  /**
+   * The most entries the project may watch: its workspace's plan's limit at `now` (`freeLimit`
+   * for the Free plan and plans without one); AccountsError `not_found` for an unknown project.
+   */
+  watchLimit(projectId: string, freeLimit: number, now?: Date): Promise<number>;
   /** One project's entries, or every project's (event computation), oldest first. */
   listWatchEntries(projectId?: string): Promise<WatchEntry[]>;
   /** AccountsError `not_found` when the project has no such entry. */

@@ -3,8 +3,8 @@
  * its own served on CONSOLE_URL's origin (server/cli.ts listens on CONSOLE_PORT). Every request
  * gets the security headers; every page and action resolves the session first; every POST must come
  * from the console's own origin with the CSRF token of its session; every route that names a
- * workspace, project, member or key resolves it through the member's own workspaces (scope.ts), so
- * a foreign ID is a 404.
+ * workspace, project, member, key, watch entry or webhook endpoint resolves it through the
+ * member's own workspaces (scope.ts), so a foreign ID is a 404.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { loadAssets } from './assets.js';
@@ -35,6 +35,8 @@ import { registerKeyRoutes } from './routes-keys.js';
 import { registerProjectRoutes } from './routes-project.js';
 import { registerPlaygroundRoutes } from './routes-playground.js';
 import { registerSignInRoutes } from './routes-sign-in.js';
+import { registerWatchRoutes } from './routes-watch.js';
+import { registerWebhookRoutes } from './routes-webhooks.js';
 import { registerWorkspaceRoutes } from './routes-workspaces.js';
 import { SendLimiter } from './send-limiter.js';
 
@@ -226,6 +228,8 @@ export function buildConsole(options: ConsoleOptions): FastifyInstance {
   registerKeyRoutes(deps);
   registerAccountRoutes(deps);
   registerPlaygroundRoutes(deps);
+  registerWatchRoutes(deps);
+  registerWebhookRoutes(deps);
 
   app.setNotFoundHandler((request, reply) =>
     deps.error(request, reply, 404, 'There is no such page, or it is not in one of your workspaces.'),

@@ -10,6 +10,7 @@ import type { PageContext } from './layout.js';
 import type { Mailer } from './mailer.js';
 import type { SendLimiter } from './send-limiter.js';
 import type { SharedStore } from '../server/limits/window-limiter.js';
+import type { GuardOptions } from '../server/watch/ssrf.js';
 
 /** A session ends after this long without a request… */
 export const SESSION_IDLE_MS = 60 * 60_000;
@@ -31,6 +32,8 @@ export interface ConsoleOptions {
   envelope: Envelope;
   /** The limits of a plan by name (the Free plan's from settings). */
   planLimits(name: string): Promise<Plan>;
+  /** Watch entries per project of the Free plan (FREE_MAX_WATCH_ENTRIES) and where webhooks may go. */
+  watch: { freeLimit: number; guard: GuardOptions };
   logger?: FastifyBaseLogger;
   /** Sign-in link and code e-mails per address and per client per 15 minutes. */
   sendLimits?: { perAddress: number; perClient: number };

@@ -91,6 +91,13 @@ export function Field({
   );
 }
 
+/** The options of a CheckboxesField ticked in a form's body. */
+export const tickedOf = (
+  body: Record<string, string | undefined>,
+  name: string,
+  options: readonly string[],
+) => options.filter((o) => body[`${name}:${o}`] === 'on');
+
 /** A labelled select of `options`, with its hint and its problem. */
 export function SelectField({
   label,
@@ -132,5 +139,106 @@ export function SelectField({
         </span>
       )}
     </label>
+  );
+}
+
+/** A field's problem beside it: one line, or a list when it has several (a bulk paste's lines). */
+function FieldProblem({ name, problem }: { name: string; problem: string }) {
+  const lines = problem.split('\n');
+  return lines.length === 1 ? (
+    <span class="field-problem" id={`e-${name}`}>
+      {problem}
+    </span>
+  ) : (
+    <ul class="field-problem" id={`e-${name}`}>
+      {lines.map((line) => (
+        <li>{line}</li>
+      ))}
+    </ul>
+  );
+}
+
+/** A labelled textarea with its hint and its problem (one line or several). */
+export function TextAreaField({
+  label,
+  name,
+  form,
+  hint,
+  rows = 6,
+  maxLength,
+}: {
+  label: ComponentChildren;
+  name: string;
+  form: FormState;
+  hint?: ComponentChildren;
+  rows?: number;
+  maxLength?: number;
+}) {
+  const problem = form.problems[name];
+  const describedBy = [hint !== undefined && `h-${name}`, problem !== undefined && `e-${name}`]
+    .filter(Boolean)
+    .join(' ');
+  return (
+    <div class="field">
+      <label for={`f-${name}`}>{label}</label>
+      <textarea
+        id={`f-${name}`}
+        name={name}
+        rows={rows}
+        maxLength={maxLength}
+        spellcheck={false}
+        aria-invalid={problem !== undefined ? 'true' : undefined}
+        aria-describedby={describedBy || undefined}
+        value={form.values[name] ?? ''}
+      />
+      {hint !== undefined && (
+        <span class="hint" id={`h-${name}`}>
+          {hint}
+        </span>
+      )}
+      {problem !== undefined && <FieldProblem name={name} problem={problem} />}
+    </div>
+  );
+}
+
+/**
+ * A group of checkboxes (a fieldset with its legend): each option is a field of its own,
+ * `${name}:${option}` sent as `on` when ticked (the console's form parser keeps one value per
+ * name); `checked` are the options ticked.
+ */
+export function CheckboxesField({
+  legend,
+  name,
+  options,
+  checked,
+  problem,
+  hint,
+}: {
+  legend: ComponentChildren;
+  name: string;
+  options: readonly string[];
+  checked: readonly string[];
+  problem?: string;
+  hint?: ComponentChildren;
+}) {
+  const describedBy = [hint !== undefined && `h-${name}`, problem !== undefined && `e-${name}`]
+    .filter(Boolean)
+    .join(' ');
+  return (
+    <fieldset class="checks" id={`f-${name}`} aria-describedby={describedBy || undefined}>
+      <legend>{legend}</legend>
+      {hint !== undefined && (
+        <span class="hint" id={`h-${name}`}>
+          {hint}
+        </span>
+      )}
+      {options.map((o) => (
+        <label class="check">
+          <input type="checkbox" name={`${name}:${o}`} value="on" checked={checked.includes(o)} />
+          <span class="mono">{o}</span>
+        </label>
+      ))}
+      {problem !== undefined && <FieldProblem name={name} problem={problem} />}
+    </fieldset>
   );
 }

@@ -1,7 +1,8 @@
 /**
  * A project's page: its API keys (keys-table.tsx) with the workspace's count against the 25-key
- * limit, its usage against its cap and the workspace quota, and the cap's form (owners and admins),
- * which shows its problem in place.
+ * limit, links to its watchlist and webhooks (routes-watch.tsx, routes-webhooks.tsx) with their
+ * counts, its usage against its cap and the workspace quota, and the cap's form (owners and
+ * admins), which shows its problem in place.
  */
 import type { FastifyRequest } from 'fastify';
 import type { ConsoleDeps } from './deps.js';
@@ -33,9 +34,11 @@ export function registerProjectRoutes(deps: ConsoleDeps): void {
   ) {
     const { workspace, project } = scope;
     const ctx = deps.page(request);
-    const [keys, usage] = await Promise.all([
+    const [keys, usage, watched, endpoints] = await Promise.all([
       deps.store.listKeys({ workspaceId: workspace.id }),
       workspaceUsage(deps, workspace),
+      deps.store.listWatchEntries(project.id),
+      deps.store.listEndpoints(project.id),
     ]);
     const base = `/w/${workspace.id}/p/${project.id}`;
     const done = NOTICES[String((request.query as Record<string, unknown>).done)];
@@ -68,6 +71,22 @@ export function registerProjectRoutes(deps: ConsoleDeps): void {
             manages={scope.manages}
             now={now}
           />
+        </section>,
+        <section class="card">
+          <h2>Watches and webhooks</h2>
+          <p id="watch-summary">
+            {watched.length === 1 ? '1 watch entry' : `${watched.length} watch entries`},{' '}
+            {endpoints.length === 1 ? '1 webhook endpoint' : `${endpoints.length} webhook endpoints`}: the
+            events of what changed for them in each new data release.
+          </p>
+          <div class="actions">
+            <a class="button secondary" href={`${base}/watch`}>
+              Watchlist
+            </a>
+            <a class="button secondary" href={`${base}/webhooks`}>
+              Webhooks
+            </a>
+          </div>
         </section>,
         <section class="card">
           <h2>Usage this month</h2>

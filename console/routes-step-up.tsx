@@ -1,5 +1,6 @@
 /**
- * The step-up that key creation asks for when the sign-in is more than ten minutes old: an
+ * The step-up that key creation (and a webhook endpoint's new or rotated secret) asks for when the
+ * sign-in is more than ten minutes old: an
  * authenticator or recovery code when two-factor sign-in is on, else an 8-digit code e-mailed to
  * the user (10 minutes, 5 tries; the code is in the message's text, never its subject, which lock
  * screens show). An authenticator code works once (its time step is recorded). A step-up gives the
@@ -53,7 +54,7 @@ export function registerStepUpRoutes(deps: ConsoleDeps): void {
       </form>
     );
     return renderPage(ctx, 'Confirm it is you', [
-      <p>Creating a key needs a sign-in from the last ten minutes.</p>,
+      <p>Creating a key or a webhook signing secret needs a sign-in from the last ten minutes.</p>,
       form.problems.form !== undefined && <Notice kind="error">{form.problems.form}</Notice>,
       twoFactor(visitor)
         ? codeForm(

@@ -1,10 +1,12 @@
 /**
- * Every console route that names a workspace, project, member or key finds it through the
+ * Every console route that names a workspace, project, member, key, watch entry or webhook
+ * endpoint finds it through the
  * signed-in member's own workspaces: an ID that is not in one of them, or that belongs to another
  * workspace than the one in the path, is NotFound (404), the same as an ID that does not exist.
  */
 import type { MemberRole, Project, Workspace } from '../accounts/index.js';
 import type { KeyRecord } from '../accounts/index.js';
+import type { WatchEntry, WebhookEndpoint } from '../accounts/watch-types.js';
 import { Forbidden, NotFound, type ConsoleDeps, type Visitor } from './deps.js';
 
 export interface WorkspaceScope {
@@ -56,6 +58,35 @@ export async function keyScope(
   if (key === null || key.projectId !== scope.project.id || key.workspaceId !== scope.workspace.id)
     throw new NotFound();
   return { ...scope, key };
+}
+
+export async function entryScope(
+  deps: ConsoleDeps,
+  visitor: Visitor,
+  workspaceId: string,
+  projectId: string,
+  entryId: string,
+): Promise<WorkspaceScope & { project: Project; entry: WatchEntry }> {
+  const scope = await projectScope(deps, visitor, workspaceId, projectId);
+  if (!ID.test(entryId)) throw new NotFound();
+  const entry = (await deps.store.listWatchEntries(scope.project.id)).find((e) => e.id === entryId);
+  if (entry === undefined || entry.projectId !== scope.project.id) throw new NotFound();
+  return { ...scope, entry };
+}
+
+export async function endpointScope(
+  deps: ConsoleDeps,
+  visitor: Visitor,
+  workspaceId: string,
+  projectId: string,
+  endpointId: string,
+): Promise<WorkspaceScope & { project: Project; endpoint: WebhookEndpoint }> {
+  const scope = await projectScope(deps, visitor, workspaceId, projectId);
+  if (!ID.test(endpointId)) throw new NotFound();
+  const endpoint = await deps.store.getEndpoint(endpointId);
+  if (endpoint === null || endpoint.id !== endpointId || endpoint.projectId !== scope.project.id)
+    throw new NotFound();
+  return { ...scope, endpoint };
 }
 
 export function mustManage(scope: WorkspaceScope): void {

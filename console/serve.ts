@@ -9,6 +9,7 @@ import type { Settings } from '../shared/config.js';
 import type { AccountsStore } from '../accounts/index.js';
 import type { Envelope } from '../server/call/envelope.js';
 import { PlanBook, freePlan } from '../server/limits/plans.js';
+import { guardOfSettings } from '../server/watch/ssrf.js';
 import type { SharedStore } from '../server/limits/window-limiter.js';
 import { buildConsole } from './app.js';
 import type { ConsoleOptions } from './deps.js';
@@ -80,6 +81,7 @@ export async function startConsole(
     mailer,
     envelope,
     planLimits: (name: string) => plans.limitsFor(name),
+    watch: { freeLimit: settings.FREE_MAX_WATCH_ENTRIES, guard: guardOfSettings(settings) },
     logger: log,
     trustProxy,
     sendStore,

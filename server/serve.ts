@@ -15,7 +15,7 @@ import { createServerServices, type ServerServices, type SharedByPrimary } from 
 import { createServerLogger } from './observability/log.js';
 import { RequestMetrics, offerWorkerMetrics, startMetricsServer } from './observability/metrics.js';
 import { ReleaseStore } from './releases/store.js';
-import { parseAllowedAddresses } from './watch/ssrf.js';
+import { guardOfSettings } from './watch/ssrf.js';
 import { changeFeed } from './watch/feed.js';
 import { WatchService } from './watch/service.js';
 
@@ -49,10 +49,7 @@ export async function serve(
   worker?: WorkerRole,
 ): Promise<RunningServer> {
   consoleOrigin(settings.CONSOLE_URL); // a malformed CONSOLE_URL fails here, before anything is opened
-  const webhookGuard = {
-    allowHttp: settings.WEBHOOK_ALLOW_HTTP === 'true',
-    allowed: parseAllowedAddresses(settings.WEBHOOK_ALLOWED_ADDRESSES), // and so does a malformed list
-  };
+  const webhookGuard = guardOfSettings(settings); // and so does a malformed WEBHOOK_ALLOWED_ADDRESSES
   // A worker's lines say which process wrote them (one server process needs no pid).
   const base = worker ? { service: 'ipscope-server', pid: process.pid } : { service: 'ipscope-server' };
   const logger = createServerLogger({ level: settings.LOG_LEVEL, base }, logDestination);

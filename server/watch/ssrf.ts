@@ -9,6 +9,7 @@
 import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { findIpBogon } from '../../shared/bogons.js';
+import type { Settings } from '../../shared/config.js';
 import { parseCidr, parseIp, unmapIpv4, type Cidr, type Ip } from '../../shared/ip.js';
 
 export interface GuardOptions {
@@ -34,6 +35,20 @@ export function parseAllowedAddresses(text: string): Cidr[] {
         throw new WebhookUrlError(`WEBHOOK_ALLOWED_ADDRESSES: "${item}" is not an address or CIDR prefix`);
       return cidr;
     });
+}
+
+/**
+ * The guard as the settings say (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOWED_ADDRESSES): the one the
+ * server's deliveries, the admin CLI and the console's endpoint form all check with. A malformed
+ * address list throws.
+ */
+export function guardOfSettings(
+  settings: Pick<Settings, 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOWED_ADDRESSES'>,
+): GuardOptions {
+  return {
+    allowHttp: settings.WEBHOOK_ALLOW_HTTP === 'true',
+    allowed: parseAllowedAddresses(settings.WEBHOOK_ALLOWED_ADDRESSES),
+  };
 }
 
 const NAT64 = parseCidr('64:ff9b::/96')!;

@@ -46,6 +46,34 @@ export function parseWatchSubject(text: string): ParsedSubject {
   return { ok: true, kind: 'domain', subject: domain.domain };
 }
 
+/** A problem of one line of a bulk paste, by its number (1-based). */
+export interface ListProblem {
+  line: number;
+  reason: string;
+}
+
+/**
+ * A bulk paste (the CLI's `watch add --file`, the console's textarea): one entry per line, `#`
+ * starts a comment, blank lines are skipped. All or nothing: the entries, or the problem of every
+ * line that does not parse.
+ */
+export function parseWatchList(
+  text: string,
+):
+  | { ok: true; entries: Array<{ kind: WatchKind; subject: string }> }
+  | { ok: false; problems: ListProblem[] } {
+  const entries: Array<{ kind: WatchKind; subject: string }> = [];
+  const problems: ListProblem[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.replace(/#.*/, '').trim();
+    if (line === '') return;
+    const parsed = parseWatchSubject(line);
+    if (parsed.ok) entries.push({ kind: parsed.kind, subject: parsed.subject });
+    else problems.push({ line: i + 1, reason: parsed.reason });
+  });
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, entries };
+}
+
 interface Bucket {
   prefixLength: number;
   firsts: bigint[];
