@@ -33,6 +33,7 @@ type OutboxOperations = Pick<
   WatchStore,
   | 'claimWatchRun'
   | 'insertWatchEvents'
+  | 'renewWatchRun'
   | 'finishWatchRun'
   | 'listWatchRuns'
   | 'createTestEvent'
@@ -221,6 +222,19 @@ export function outboxOperations(core: StoreCore): OutboxOperations {
         inserted += await core.transaction(() => insertSteps(batch, now));
       }
       return inserted;
+    },
+
+    async renewWatchRun(release, owner, leaseMs, now = new Date()) {
+      const renewed = await core.all(
+        q
+          .updateTable('watch_run')
+          .set({ lease_expires_at: iso(new Date(now.getTime() + leaseMs)) })
+          .where('release', '=', release)
+          .where('lease_owner', '=', owner)
+          .where('done_at', 'is', null)
+          .returning('release'),
+      );
+      return renewed.length > 0;
     },
 
     async finishWatchRun(release, owner, events, now = new Date()) {

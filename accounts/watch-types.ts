@@ -165,6 +165,11 @@ export interface WatchStore {
   ): Promise<{ previousRelease: string | null } | 'skip' | 'held'>;
   /** Inserts events (those it has are skipped) and their deliveries; returns how many were new. */
   insertWatchEvents(events: readonly NewWatchEvent[], now?: Date): Promise<number>;
+  /**
+   * Extends the run's lease to `leaseMs` from now while `owner` holds it and the run is not done
+   * (the computer's heartbeat); false when the lease was lost or the run is done.
+   */
+  renewWatchRun(release: string, owner: string, leaseMs: number, now?: Date): Promise<boolean>;
   /** Marks the run done (only while `owner` holds its lease); false when the lease was lost. */
   finishWatchRun(release: string, owner: string, events: number, now?: Date): Promise<boolean>;
   /** Every release's run, oldest first. */

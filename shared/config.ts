@@ -201,7 +201,7 @@ export const SETTINGS = {
   WATCH_RUN_LEASE_MS: {
     schema: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
     description:
-      "How long a server process holds the computation of a release's watch events, in milliseconds: a process that dies meanwhile leaves it to the others after this.",
+      "How long a server process holds the computation of a release's watch events, in milliseconds, without renewing it (the computing process renews it every third of it): a process that dies meanwhile leaves it to the others after this.",
   },
   USAGE_FLUSH_MS: {
     schema: z.coerce.number().int().min(10).max(10_000).default(200),

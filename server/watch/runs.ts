@@ -1,16 +1,16 @@
 /**
  * Computing a release's events once (docs/decisions/0034): the caller that takes the run's lease
  * in the accounts store diffs the release against the chain's previous head (its file in the
- * releases directory), inserts the events (idempotent: same ids every time) and marks the run
- * done. Any process may call this for the release it now serves; only one computes.
+ * releases directory) on a worker thread (compute-thread.ts), inserts the events (idempotent: same
+ * ids every time) and marks the run done, renewing the lease meanwhile. Any process may call this
+ * for the release it now serves; only one computes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AccountsStore } from '../../accounts/index.js';
 import { SETTINGS } from '../../shared/config.js';
-import { openRelease, type Release } from '../../shared/queries/index.js';
-import { computeWatchEvents } from './compute.js';
-import { WatchIndex } from './subjects.js';
+import type { Release } from '../../shared/queries/index.js';
+import { computeEventsOffThread } from './compute-thread.js';
 
 /** WATCH_RUN_LEASE_MS's default: how long a computation may take before another process may redo it. */
 export const RUN_LEASE_MS = SETTINGS.WATCH_RUN_LEASE_MS.schema.parse(undefined);
@@ -26,7 +26,8 @@ export type RunOutcome =
 export async function computeReleaseEvents(
   store: AccountsStore,
   releasesDir: string,
-  release: Release,
+  /** The release whose events these are: its id and its file. */
+  release: Pick<Release, 'id' | 'file'>,
   owner: string,
   { now = () => new Date(), leaseMs = RUN_LEASE_MS }: { now?: () => Date; leaseMs?: number } = {},
 ): Promise<RunOutcome> {
@@ -41,14 +42,22 @@ export async function computeReleaseEvents(
   const file = path.join(releasesDir, `${previous}.sqlite`);
   if (!fs.existsSync(file)) return { status: 'missing_previous', previous };
   const started = performance.now();
-  const older = openRelease(file);
+  // The heartbeat: while this process computes and inserts, the lease stays its own (a
+  // computation may outlast one lease: 209 s at full scale, decision 0034).
+  const heartbeat = setInterval(
+    () => void store.renewWatchRun(release.id, owner, leaseMs, now()).catch(() => {}),
+    Math.max(1, Math.floor(leaseMs / 3)),
+  );
   try {
-    const index = new WatchIndex(await store.listWatchEntries());
-    const events = await computeWatchEvents(older, release, index);
+    const events = await computeEventsOffThread({
+      olderFile: file,
+      newerFile: release.file,
+      entries: await store.listWatchEntries(),
+    });
     const inserted = await store.insertWatchEvents(events, now());
     await store.finishWatchRun(release.id, owner, events.length, now());
     return { status: 'computed', previous, events: events.length, inserted, ms: performance.now() - started };
   } finally {
-    older.close();
+    clearInterval(heartbeat);
   }
 }

@@ -6,13 +6,14 @@
  * delivery to one process at a time. Every process (a single server, each worker of
  * `--workers N`, each replica) runs one: nothing is elected, the two leases decide.
  *
- * The computation opens its own handle of the release file, so a swap and the old handle's close
+ * The computation runs on a worker thread with its own handles of both release files
+ * (compute-thread.ts): the serving thread keeps answering, and a swap and the old handle's close
  * meanwhile cannot cut it short.
  */
 import os from 'node:os';
 import path from 'node:path';
 import type { AccountsStore } from '../../accounts/index.js';
-import { openRelease, type Release } from '../../shared/queries/index.js';
+import type { Release } from '../../shared/queries/index.js';
 import { DELIVERY_LEASE_MS, Deliverer, type OwnerMail } from './deliverer.js';
 import { computeReleaseEvents, type RunOutcome } from './runs.js';
 import { createSender, timeoutsWithin, type Sender } from './send.js';
@@ -84,21 +85,16 @@ export class WatchService {
   async computeCurrent(): Promise<RunOutcome | null> {
     const id = this.options.current()?.id ?? null;
     if (id === null || id === this.handled) return null;
-    const release = openRelease(path.join(this.options.releasesDir, `${id}.sqlite`));
-    let outcome: RunOutcome;
-    try {
-      outcome = await computeReleaseEvents(
-        this.options.store,
-        this.options.releasesDir,
-        release,
-        this.owner,
-        {
-          leaseMs: this.options.runLeaseMs,
-        },
-      );
-    } finally {
-      release.close();
-    }
+    const release = { id, file: path.join(this.options.releasesDir, `${id}.sqlite`) };
+    const outcome = await computeReleaseEvents(
+      this.options.store,
+      this.options.releasesDir,
+      release,
+      this.owner,
+      {
+        leaseMs: this.options.runLeaseMs,
+      },
+    );
     if (outcome.status === 'held') return outcome;
     this.handled = id;
     if (outcome.status === 'computed')

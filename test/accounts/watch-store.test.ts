@@ -133,13 +133,26 @@ for (const [kind, make] of stores) {
         previousRelease: '20261130T000000Z',
       });
       t.equal(await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(59_000)), 'held');
+      t.equal(
+        await store.renewWatchRun('20261201T000000Z', 'b', 60_000, at(30_000)),
+        false,
+        'b holds no lease',
+      );
+      t.equal(await store.renewWatchRun('20261201T000000Z', 'a', 60_000, at(30_000)), true, "a's heartbeat");
+      t.equal(
+        await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(89_000)),
+        'held',
+        'renewed at 30 s: held until 90 s',
+      );
       t.same(
-        await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(61_000)),
+        await store.claimWatchRun('20261201T000000Z', 'b', 60_000, at(91_000)),
         { previousRelease: '20261130T000000Z' },
         'an expired lease passes on',
       );
-      t.equal(await store.finishWatchRun('20261201T000000Z', 'a', 0, at(61_000)), false, 'a lost it');
-      t.equal(await store.finishWatchRun('20261201T000000Z', 'b', 0, at(61_000)), true);
+      t.equal(await store.renewWatchRun('20261201T000000Z', 'a', 60_000, at(91_000)), false, 'a lost it');
+      t.equal(await store.finishWatchRun('20261201T000000Z', 'a', 0, at(91_000)), false, 'a lost it');
+      t.equal(await store.finishWatchRun('20261201T000000Z', 'b', 0, at(91_000)), true);
+      t.equal(await store.renewWatchRun('20261201T000000Z', 'b', 60_000, at(91_000)), false, 'done');
       t.equal(await store.claimWatchRun('20261129T000000Z', 'c', 60_000, T0), 'skip', 'older than the head');
     });
 

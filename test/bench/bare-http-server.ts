@@ -10,13 +10,18 @@
  */
 import http from 'node:http';
 import fs from 'node:fs';
+import readline from 'node:readline';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: bare-http-server <responses.ndjson>');
 const responses = new Map<string, { status: number; headers: string[]; body: Buffer }>();
 /** Method and path of the requests whose body selects the response. */
 const byBody = new Set<string>();
-for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+// Line by line: the captured answers of every scenario can pass V8's longest string (512 MiB).
+for await (const line of readline.createInterface({
+  input: fs.createReadStream(file),
+  crlfDelay: Infinity,
+})) {
   if (!line) continue;
   const [method, path, status, headers, body, requestBody] = JSON.parse(line) as [
     string,

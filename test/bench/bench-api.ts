@@ -3,22 +3,25 @@
  * (one worker, pinned to one core) and, in the same run, a bare node:http server sending the
  * same response bytes (the limit of this machine); wrk on the other core, 50 connections.
  * After an unmeasured warm-up of each scenario, prints req/s, p50/p99 latency and the ratio to the
- * limit per scenario, median and spread over --runs, and the server's peak RSS.
+ * limit per scenario, median and spread over --runs, and the server's peak RSS; then MCP, the
+ * MMDB peer (bench-peer.ts), metering and workers sections. Flags: bench-api-args.ts.
  *
  *   node dist/test/bench/bench-api.js --releases var/bench/releases [--seconds 10] [--runs 3]
  *     [--workers 1,2,4,8] [--skip-metering] [--skip-workers] [--only-workers] [--rest-only] [--scenario history]
+ *     [--skip-peer] [--only-peer] [--peer-rounds 3] [--mmdb var/bench/ipscope.mmdb]
  */
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { openRelease } from '../../shared/queries/index.js';
+import { parseBenchApiArgs } from './bench-api-args.js';
 import { againstBare, benchToolsCall, MCP_TARGET, toolsCallTable } from './bench-mcp.js';
 import { BARE_SERVER, capturedLine } from './captured.js';
 import { benchMetering } from './bench-metering.js';
+import { benchPeer } from './bench-peer.js';
 import { benchWorkers } from './bench-workers.js';
 import { runWrk, spread, summarize, type WrkResult } from './wrk.js';
 import { peakRssMb, settled, startNode, stop, withCpuPerRequest } from './processes.js';
@@ -30,39 +33,9 @@ const WARM_UP_SECONDS = 3;
 const BENCH_LIMITS = { FREE_REQUESTS_PER_MINUTE: '1000000000', FREE_MONTHLY_QUOTA: '1000000000000' };
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const { values } = parseArgs({
-  options: {
-    releases: { type: 'string', default: path.join(root, 'var/bench/releases') },
-    seconds: { type: 'string', default: process.env.SECONDS_PER_RUN ?? '10' },
-    runs: { type: 'string', default: process.env.RUNS ?? '3' },
-    connections: { type: 'string', default: '50' },
-    sample: { type: 'string', default: '20000' },
-    /** Only the metering cost section (bench-metering.ts). */
-    'only-metering': { type: 'boolean', default: false },
-    /** Only the workers section (bench-workers.ts). */
-    'only-workers': { type: 'boolean', default: false },
-    /** The worker counts of the workers section, e.g. `1,2,4,8` on a machine with 16 cores. */
-    workers: { type: 'string', default: '1,2' },
-    /** No metering section (it needs PostgreSQL and Redis on this machine). */
-    'skip-metering': { type: 'boolean', default: false },
-    /** No workers section. */
-    'skip-workers': { type: 'boolean', default: false },
-    /** Only the REST table (no MCP, no metering section): for quick comparisons. */
-    'rest-only': { type: 'boolean', default: false },
-    /** Only the REST scenarios whose name contains this text (e.g. `history`): implies --rest-only. */
-    scenario: { type: 'string' },
-  },
-});
-const releasesDir = path.resolve(values.releases);
-const seconds = Number(values.seconds);
-const runs = Number(values.runs);
-const connections = Number(values.connections);
-const sampleSize = Number(values.sample);
+const args = parseBenchApiArgs(process.argv.slice(2), process.env, root);
+const { releasesDir, seconds, runs, connections, sampleSize, workerCounts } = args;
 const pin = os.availableParallelism() >= 2;
-const workerCounts = values.workers.split(',').map(Number);
-if (workerCounts.some((n) => !Number.isInteger(n) || n < 1)) {
-  throw new Error(`--workers ${values.workers}: worker counts, e.g. 1,2,4,8`);
-}
 
 /** Deterministic PRNG (mulberry32) so every run asks the same questions. */
 function rng(seed: number): () => number {
@@ -236,8 +209,8 @@ async function main(): Promise<void> {
   const headers = { authorization: `Bearer ${key}` };
   const all = scenarios();
   const uniform = all[0]!.paths;
-  const list = all.filter((s) => values.scenario === undefined || s.name.includes(values.scenario));
-  if (list.length === 0) throw new Error(`no scenario matches ${JSON.stringify(values.scenario)}`);
+  const list = all.filter((s) => args.scenario === undefined || s.name.includes(args.scenario));
+  if (list.length === 0) throw new Error(`no scenario matches ${JSON.stringify(args.scenario)}`);
   // What the metering and workers sections start their own servers with.
   const serverBench = {
     releasesDir,
@@ -269,10 +242,31 @@ async function main(): Promise<void> {
     );
     for (const line of lines) console.log(line);
   };
-  if (values['only-metering'] || values['only-workers']) {
+  // Issue 35: /v1/ip uniform against the MMDB peer, runs alternating (bench-peer.ts); its target line.
+  const peer = async (ours?: { child: ChildProcess; port: number }): Promise<string> => {
+    const r = await benchPeer({
+      ...serverBench,
+      root,
+      rounds: args.peerRounds,
+      ...(args.mmdb !== undefined && { mmdb: args.mmdb }),
+      work,
+      warmUpSeconds: WARM_UP_SECONDS,
+      ...(pin && { cpu: 0, wrkCpu: 1 }),
+      ...(ours && { ours }),
+    });
+    console.log('');
+    for (const line of r.lines) console.log(line);
+    return r.target;
+  };
+  if (args.onlyMetering || args.onlyWorkers || args.onlyPeer) {
     try {
-      if (values['only-metering']) await metering();
-      if (values['only-workers']) await workers();
+      if (args.onlyPeer) {
+        const target = await peer();
+        console.log('\nTarget (issue 35), median of the rounds:');
+        console.log(target);
+      }
+      if (args.onlyMetering) await metering();
+      if (args.onlyWorkers) await workers();
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -406,10 +400,10 @@ async function main(): Promise<void> {
       verdict('server peak RSS', `${rss.toFixed(0)} MB`, `< ${RSS_TARGET_MB} MB`, rss < RSS_TARGET_MB),
     );
     const printTargets = () => {
-      console.log('\nTargets (issue 18), medians of the runs:');
+      console.log(`\nTargets (issue 18${args.skipPeer ? '' : ', issue 35'}), medians of the runs:`);
       for (const line of targets) console.log(line);
     };
-    if (values['rest-only'] || values.scenario !== undefined) return printTargets();
+    if (args.restOnly || args.scenario !== undefined) return printTargets();
     // MCP tools/call lookup_ip in both eras against REST /v1/ip, same server, same IPs (bench-mcp.ts).
     const ips = uniform.map((p) => decodeURIComponent(p.slice('/v1/ip/'.length)));
     const mcp = await benchToolsCall({
@@ -434,9 +428,10 @@ async function main(): Promise<void> {
         ),
       );
     }
+    if (!args.skipPeer) targets.push(await peer(server));
     printTargets();
-    if (!values['skip-metering']) await metering();
-    if (!values['skip-workers']) await workers();
+    if (!args.skipMetering) await metering();
+    if (!args.skipWorkers) await workers();
   } finally {
     await stop(bare.child);
     await stop(server.child);

@@ -1,0 +1,103 @@
+/**
+ * A computation may outlast one run lease (209 s at full scale against WATCH_RUN_LEASE_MS's
+ * 120 s): the computer renews its lease meanwhile, so no other process takes the pair over, and
+ * the diff runs on a worker thread (server/watch/compute-thread.ts), so the process's own thread
+ * keeps turning. The pair is the second release of the real-feed sequence against the first,
+ * computed with a lease of a tenth of the time it takes; another owner asks for it all along.
+ */
+import t from 'tap';
+import path from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { openAccountsStore } from '../../../accounts/index.js';
+import { computeEventsOffThread } from '../../../server/watch/compute-thread.js';
+import { computeReleaseEvents } from '../../../server/watch/runs.js';
+import { buildReleaseSequence } from '../../helpers/release-sequence.js';
+import { EXPECTED, watchedEntries } from '../../helpers/watch-expected.js';
+
+t.test('the run lease is renewed while the pair is computed off the serving thread', async (t) => {
+  const dir = t.testdir({});
+  const sequence = await buildReleaseSequence(dir);
+  const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
+  t.teardown(() => store.close());
+  const ws = await store.createWorkspace({ name: 'acme' });
+  const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
+  await store.addWatchEntries(project.id, watchedEntries(), 100);
+  const [first, second] = sequence.ids.map((id) => ({
+    id,
+    file: path.join(sequence.releasesDir, `${id}.sqlite`),
+  }));
+
+  // How long the pair takes here, computed once on its own (nothing stored).
+  const started = performance.now();
+  const events = await computeEventsOffThread({
+    olderFile: first!.file,
+    newerFile: second!.file,
+    entries: await store.listWatchEntries(),
+  });
+  const tookMs = performance.now() - started;
+  t.equal(events.length, EXPECTED.length, 'the thread computes every watched change');
+
+  t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
+  const leaseMs = Math.max(20, Math.floor(tookMs / 10));
+  t.ok(
+    tookMs >= 3 * leaseMs,
+    `the computation (${tookMs.toFixed(0)} ms) outlasts the lease (${leaseMs} ms) 3 times`,
+  );
+
+  // While `a` computes: `b` asks every few ms, and the gaps between this thread's ticks are kept.
+  let done = false;
+  const answers = new Set<string>();
+  let widestGapMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const at = performance.now();
+    widestGapMs = Math.max(widestGapMs, at - last);
+    last = at;
+  }, 2);
+  const computing = performance.now();
+  const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
+  // `b` asks once `a` holds the lease, until `a` is done.
+  const leased = async () =>
+    (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
+  while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
+  const asking = (async () => {
+    while (!done) {
+      const answer = await store.claimWatchRun(second!.id, 'b', leaseMs);
+      answers.add(typeof answer === 'string' ? answer : `claimed after ${answer.previousRelease}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  const outcome = await computation;
+  const computedMs = performance.now() - computing;
+  done = true;
+  await asking;
+  clearInterval(ticker);
+
+  t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
+  t.ok(computedMs >= 3 * leaseMs, `computed in ${computedMs.toFixed(0)} ms, past 3 leases of ${leaseMs} ms`);
+  t.same([...answers], ['held'], 'the other owner found the lease held all along');
+  t.equal(await store.claimWatchRun(second!.id, 'b', leaseMs), 'skip', 'and the run done after');
+  t.same(
+    (await store.listWatchRuns()).map((r) => [r.release, r.doneAt !== null, r.events]),
+    [
+      [first!.id, true, 0],
+      [second!.id, true, EXPECTED.length],
+    ],
+  );
+  t.ok(
+    widestGapMs < computedMs / 3,
+    `this thread (${threadId}) kept turning: widest gap ${widestGapMs.toFixed(0)} ms of ${computedMs.toFixed(0)} ms`,
+  );
+});
+
+t.test('a thread that cannot open a release rejects with the reason', async (t) => {
+  const dir = t.testdir({});
+  await t.rejects(
+    computeEventsOffThread({
+      olderFile: path.join(dir, 'gone.sqlite'),
+      newerFile: path.join(dir, 'gone-too.sqlite'),
+      entries: [],
+    }),
+    { message: /^watch events thread: cannot open release .*gone\.sqlite/ },
+  );
+});
