@@ -36,6 +36,18 @@ t.test('the run lease is renewed while the pair is computed off the serving thre
   });
   const tookMs = performance.now() - started;
   t.equal(events.length, EXPECTED.length, 'the thread computes every watched change');
+  // In chunks of 5 (each sent once the last was taken): the same events, in the same order.
+  const chunked = await computeEventsOffThread({
+    olderFile: first!.file,
+    newerFile: second!.file,
+    entries: await store.listWatchEntries(),
+    chunk: 5,
+  });
+  t.same(
+    chunked.map((e) => e.id),
+    events.map((e) => e.id),
+    `${Math.ceil(EXPECTED.length / 5)} chunks of at most 5 bring the same events`,
+  );
 
   t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
   const leaseMs = Math.max(20, Math.floor(tookMs / 10));
