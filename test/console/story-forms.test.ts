@@ -8,20 +8,11 @@
  * (removing a member, signing out everywhere); a cap at 90% and more warns in colour and words.
  */
 import t, { type Test } from 'tap';
-import type { Page } from 'playwright-core';
-import { startStory } from '../helpers/console-story.js';
+import { problemOf, startStory } from '../helpers/console-story.js';
 
 const OWNER = 'owner@example.test';
 
 t.setTimeout(600_000);
-
-/** The problem shown beside a field, its field marked invalid. */
-async function problemOf(t: Test, page: Page, name: string): Promise<string> {
-  const field = page.locator(`#f-${name}`);
-  t.equal(await field.getAttribute('aria-invalid'), 'true', `${name}: marked invalid`);
-  t.match(await field.getAttribute('aria-describedby'), `e-${name}`, `${name}: described by its problem`);
-  return (await page.textContent(`#e-${name}`))!.trim();
-}
 
 /** A signed-in owner of the workspace Acme with the project Website, in a story of its own. */
 async function ownerStory(t: Test) {

@@ -12,22 +12,14 @@
  * new secret needs, and removal. Every new page is checked by `check` (axe-core at 1280 and 390 px
  * in light and dark, no sideways scrolling, screenshots).
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { Page } from 'playwright-core';
-import { startStory } from '../helpers/console-story.js';
+import { problemOf, startStory } from '../helpers/console-story.js';
 import { startWebhookReceiver, until } from '../helpers/webhook-receiver.js';
 
 const OWNER = 'owner@example.test';
 
 t.setTimeout(600_000);
-
-/** The problem shown beside a field, its field marked invalid. */
-async function problemOf(t: Test, page: Page, name: string): Promise<string> {
-  const field = page.locator(`#f-${name}`);
-  t.equal(await field.getAttribute('aria-invalid'), 'true', `${name}: marked invalid`);
-  t.match(await field.getAttribute('aria-describedby'), `e-${name}`, `${name}: described by its problem`);
-  return (await page.textContent(`#e-${name}`))!.trim();
-}
 
 /** Reloads the page until `ok` holds for the text of `selector` (the deliverer runs apart from it). */
 async function reloadUntil(page: Page, selector: string, ok: (text: string) => boolean): Promise<string> {

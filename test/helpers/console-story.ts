@@ -117,3 +117,11 @@ export async function startStory(t: Test, env: Record<string, string> = {}): Pro
   };
   return story;
 }
+
+/** The problem shown beside a field, its field marked invalid. */
+export async function problemOf(t: Test, page: Page, name: string): Promise<string> {
+  const field = page.locator(`#f-${name}`);
+  t.equal(await field.getAttribute('aria-invalid'), 'true', `${name}: marked invalid`);
+  t.match(await field.getAttribute('aria-describedby'), `e-${name}`, `${name}: described by its problem`);
+  return (await page.textContent(`#e-${name}`))!.trim();
+}
