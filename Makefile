@@ -81,8 +81,9 @@ demo: build
 
 # Full-scale build: all of ../shared/data plus a generated seed of 1,000,000 domains, 3 rounds.
 # DAYS=30,90,365: simulated days instead (daily feed churn, a round and a release a day; figures at each day listed).
+# RELEASE_EVERY=7 with DAYS: a release a week (and on the days listed); the feeds churn and a round runs every day.
 bench-build: build
-	node dist/test/bench/bench-build.js --shared ../shared/data --dir $(BENCH_DIR) --domains $${DOMAINS:-1000000} --rounds 3 $${DAYS:+--days $$DAYS}
+	node dist/test/bench/bench-build.js --shared ../shared/data --dir $(BENCH_DIR) --domains $${DOMAINS:-1000000} --rounds 3 $${DAYS:+--days $$DAYS} $${RELEASE_EVERY:+--release-every $$RELEASE_EVERY}
 
 # Collector: Knot serving 1,000,000 generated domains on loopback, dnsperf baseline, one full round.
 bench-collect: build bench-system-deps

@@ -13,6 +13,9 @@
  * each day listed (`make bench-build DAYS=30,90,365 DOMAINS=100000`):
  *
  *   node dist/test/bench/bench-build.js --shared ../shared/data --dir var/bench --days 30,90,365 --domains 100000
+ *
+ * `--release-every 7` (RELEASE_EVERY=7): a release a week (and on the days reported), the feeds
+ * still churned and a round still generated every day.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +38,8 @@ const { values } = parseArgs({
     runs: { type: 'string', default: process.env.RUNS ?? '1' },
     /** Simulated days (bench-days.ts): the days to report at, e.g. `30,90,365`. */
     days: { type: 'string' },
+    /** With --days: a release every this many days (and on the days reported); default 1. */
+    'release-every': { type: 'string', default: '1' },
     /** Also print each step's own output (the release's time per phase). */
     verbose: { type: 'boolean', default: false },
   },
@@ -79,7 +84,8 @@ async function main(): Promise<void> {
     const days = values.days.split(',').map(Number);
     if (days.some((d) => !Number.isInteger(d) || d < 1))
       throw new Error(`--days ${values.days}: e.g. 30,90,365`);
-    return simulateDays({ root, shared, dir, domains, days, verbose: values.verbose });
+    const releaseEvery = Number(values['release-every']);
+    return simulateDays({ root, shared, dir, domains, days, releaseEvery, verbose: values.verbose });
   }
   const obsDir = path.join(dir, `observations-${domains}x${rounds}`);
   if (!fs.existsSync(path.join(obsDir, `round-${rounds}.ndjson`))) {

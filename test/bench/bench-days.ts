@@ -6,6 +6,9 @@
  * release is an epoch of the history the newest file carries). At each day asked for, prints the
  * release file size, the release build's wall time and peak RSS, and the peak RSS of every step
  * so far. The days end yesterday, so every moment of the history is in the past (as_of can ask it).
+ * With `--release-every N`, a release every N days (and on the days reported): the feeds churn and
+ * a round is generated every day all the same, and a release day imports that day's snapshots and
+ * every round since the last release, so a year fits in an afternoon.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +28,13 @@ export interface DaysOptions {
   days: number[];
   /** Rounds generated at once (their files are deleted once imported). */
   batch?: number;
+  /**
+   * A release every this many days (default 1: a release a day), and on day 1 and every day
+   * reported. Between releases the feeds still churn every day and every day's round is kept;
+   * they are imported on the release day (the day's feed snapshots, the rounds since the last
+   * release, in order), so each release holds what a daily import would have given it.
+   */
+  releaseEvery?: number;
   verbose?: boolean;
 }
 
@@ -38,6 +48,10 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
   const days = [...options.days].sort((a, b) => a - b);
   const last = days.at(-1)!;
   const batchSize = options.batch ?? 5;
+  const releaseEvery = options.releaseEvery ?? 1;
+  if (!Number.isInteger(releaseEvery) || releaseEvery < 1)
+    throw new Error(`release every ${releaseEvery} days: a whole number of at least 1`);
+  const releaseOn = (day: number) => day === 1 || day % releaseEvery === 0 || days.includes(day);
   const script = path.join(root, 'dist/test/bench/dated-batch.js');
   const stateDir = path.join(dir, 'state');
   const releasesDir = path.join(dir, 'releases');
@@ -92,18 +106,23 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
   let peak = 0;
   let total = 0;
   let generated = 0;
+  let releases = 0;
+  /** Round files of the days since the last release (imported on the next release day). */
+  let pending: string[] = [];
   console.log(
-    `simulated days: ${last} days at ${domains} domains from ${new Date(start * 1000).toISOString()}`,
+    `simulated days: ${last} days at ${domains} domains from ${new Date(start * 1000).toISOString()}, ` +
+      (releaseEvery === 1 ? 'a release a day' : `a release every ${releaseEvery} days and on the days reported`),
   );
   console.log(
-    '| Day | Release file MB | Release s | Release peak RSS MB | Day s (imports + release) | Peak RSS so far MB |',
+    '| Day | Releases | Release file MB | Release s | Release peak RSS MB | Imports s since last release | Builder s so far | Peak RSS so far MB |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (let day = 1; day <= last; day++) {
     const at = start + (day - 1) * DAY;
     if (day > generated) {
       const to = Math.min(last, day + batchSize - 1);
-      for (const f of fs.readdirSync(obsDir)) fs.rmSync(path.join(obsDir, f));
+      for (const f of fs.readdirSync(obsDir))
+        if (!pending.includes(path.join(obsDir, f))) fs.rmSync(path.join(obsDir, f));
       await generateObservations({
         domains,
         rounds: to,
@@ -115,10 +134,14 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
       });
       generated = to;
     }
+    const releasing = releaseOn(day);
     const today = path.join(feedDir, `day-${day}`);
-    fs.rmSync(path.join(feedDir, `day-${day - 1}`), { recursive: true, force: true });
+    for (const f of fs.readdirSync(feedDir)) fs.rmSync(path.join(feedDir, f), { recursive: true, force: true });
     fs.mkdirSync(today, { recursive: true });
+    // The day's snapshots are churned every day (the same sequence whatever the cadence); only a
+    // release day's are written and imported.
     const write = (name: string, text: string) => {
+      if (!releasing) return '';
       fs.writeFileSync(path.join(today, name), text);
       return path.join(today, name);
     };
@@ -133,26 +156,30 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
       churnMapping(mapping.v4, rng);
       churnMapping(mapping.v6, rng);
       churnAsNames(asNames, rng);
-      const v4 = write('asn-ipv4.csv', `${mapping.v4.join('\n')}\n`);
-      const v6 = write('asn-ipv6.csv', `${mapping.v6.join('\n')}\n`);
+      const v4 = releasing ? write('asn-ipv4.csv', `${mapping.v4.join('\n')}\n`) : '';
+      const v6 = releasing ? write('asn-ipv6.csv', `${mapping.v6.join('\n')}\n`) : '';
       args.push('--', 'import', 'ip-location-db', v4, v6);
       args.push('--', 'import', 'aws', write('ip-ranges.json', churnAws(aws, at + 3600, rng)));
       args.push('--', 'import', 'google-cloud', write('cloud.json', churnGoogleCloud(gcp, at + 3600, rng)));
       args.push('--', 'import', 'asn2org', write('asns.csv', `${asNames.join('\n')}\n`));
     }
     args.push('--', 'import', 'tor-exit-addresses', write('exit-addresses', tor.day(at + 4 * 3600, rng)));
-    args.push('--', 'observations', path.join(obsDir, `round-${day}.ndjson`));
+    pending.push(path.join(obsDir, `round-${day}.ndjson`));
+    if (!releasing) continue;
+    args.push('--', 'observations', ...pending);
     // Imports five hours into the day (after the round, which starts at 00:00 and lasts 4 hours).
     const imported = run(at + 5 * 3600, args);
     const release = run(at + 6 * 3600, ['--', 'release']);
-    fs.rmSync(path.join(obsDir, `round-${day}.ndjson`));
+    releases += 1;
+    for (const f of pending) fs.rmSync(f);
+    pending = [];
     peak = Math.max(peak, imported.maxRssMb, release.maxRssMb);
     total += imported.seconds + release.seconds;
     if (days.includes(day)) {
       const current = fs.readFileSync(path.join(releasesDir, 'CURRENT'), 'utf8').trim();
       const size = fs.statSync(path.join(releasesDir, current)).size / 1048576;
       console.log(
-        `| ${day} | ${size.toFixed(1)} | ${release.seconds.toFixed(1)} | ${release.maxRssMb.toFixed(0)} | ${(imported.seconds + release.seconds).toFixed(1)} | ${peak.toFixed(0)} |`,
+        `| ${day} | ${releases} | ${size.toFixed(1)} | ${release.seconds.toFixed(1)} | ${release.maxRssMb.toFixed(0)} | ${imported.seconds.toFixed(1)} | ${total.toFixed(0)} | ${peak.toFixed(0)} |`,
       );
     }
     // Only the newest release is needed (it carries the history): older files go.
@@ -161,5 +188,7 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
       if (f.endsWith('.sqlite') && f !== current) fs.rmSync(path.join(releasesDir, f));
     }
   }
-  console.log(`${last} days in ${total.toFixed(0)} s of builder time (generation not counted)`);
+  console.log(
+    `${last} days, ${releases} releases, in ${total.toFixed(0)} s of builder time (generation not counted)`,
+  );
 }
