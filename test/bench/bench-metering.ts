@@ -121,8 +121,9 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
   ];
   const schema = `bench_${process.pid}`;
   const prefix = `ipscope-bench:${process.pid}:`;
-  const sharedEnv = { DATABASE_URL, DATABASE_SCHEMA: schema, REDIS_URL, REDIS_KEY_PREFIX: prefix };
+  // The private Redis first: REDIS_URL names it once it answers, and the shared variant must use it.
   const redisServer = await startPrivateRedis(options.cpu === undefined ? undefined : 0);
+  const sharedEnv = { DATABASE_URL, DATABASE_SCHEMA: schema, REDIS_URL, REDIS_KEY_PREFIX: prefix };
   const unreachable = await sharedStoresReachable();
   if (unreachable === null) {
     const created = spawnSync(
@@ -143,6 +144,8 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     });
   }
   const started: Array<{ child: ChildProcess; port: number }> = [];
+  const stats = unreachable === null ? new Redis(REDIS_URL) : null;
+  stats?.on('error', () => {});
   try {
     for (const v of variants) started.push(await options.startProcess(v.args, 0, v.env));
     // Each server first loads the release's range tables (seconds of CPU on the full-scale release),
@@ -151,6 +154,15 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     for (const s of started) await settled(s.child.pid!);
     const results = variants.map(() => [] as WrkResult[]);
     const cpuPerRequest = variants.map(() => [] as number[]);
+    /** Script calls (EVALSHA, EVAL) per answered request of the shared variant: how well takes batch. */
+    const scriptsPerRequest: number[] = [];
+    const scriptCalls = async () => {
+      if (stats === null) return 0;
+      const info = await stats.info('commandstats');
+      let calls = 0;
+      for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),/gm)) calls += Number(m[1]);
+      return calls;
+    };
     const cpuOf = (i: number) =>
       cpuSeconds(started[i]!.child.pid!) + (i === 2 && redisServer ? cpuSeconds(redisServer.pid!) : 0);
     const common = { paths: options.paths, connections: options.connections, cpu: options.cpu };
@@ -163,6 +175,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       for (const [i, v] of variants.entries()) {
         const url = `http://127.0.0.1:${started[i]!.port}`;
         const cpuBefore = cpuOf(i);
+        const scriptsBefore = i === 2 ? await scriptCalls() : 0;
         const r = await runWrk({
           ...common,
           url,
@@ -175,8 +188,10 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
         const cpuUs = ((cpuOf(i) - cpuBefore) / r.requests) * 1e6;
         results[i]!.push(r);
         cpuPerRequest[i]!.push(cpuUs);
+        if (i === 2) scriptsPerRequest.push(((await scriptCalls()) - scriptsBefore) / r.requests);
         console.log(
           `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request` +
+            (i === 2 ? `, ${scriptsPerRequest.at(-1)!.toFixed(3)} Redis script calls per request` : '') +
             (r.errors > 0 ? `, ${r.errors} socket errors` : ''),
         );
       }
@@ -204,8 +219,13 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
           : '.'),
     );
     if (unreachable !== null) lines.push(`PostgreSQL + Redis not measured: ${unreachable}`);
+    else
+      lines.push(
+        `Redis script calls per request (shared variant, each a batch of takes): ${spread(summarize(scriptsPerRequest), 3)}`,
+      );
     return lines;
   } finally {
+    stats?.disconnect();
     for (const s of started) await options.stop(s.child);
     if (unreachable === null) {
       const client = new pg.Client({ connectionString: DATABASE_URL });
