@@ -21,7 +21,13 @@ export type RunOutcome =
   | { status: 'held' }
   | { status: 'started_chain' }
   | { status: 'computed'; previous: string; events: number; inserted: number; ms: number }
-  | { status: 'missing_previous'; previous: string };
+  | { status: 'missing_previous'; previous: string }
+  /**
+   * The lease went to another process while this one computed (a renewal found it taken, or
+   * failed until it expired): that process computes the run; what this one inserted (if anything)
+   * carries the same event ids, so nothing is doubled.
+   */
+  | { status: 'lost'; previous: string; renewalErrors: number };
 
 export async function computeReleaseEvents(
   store: AccountsStore,
@@ -43,19 +49,32 @@ export async function computeReleaseEvents(
   if (!fs.existsSync(file)) return { status: 'missing_previous', previous };
   const started = performance.now();
   // The heartbeat: while this process computes and inserts, the lease stays its own (a
-  // computation may outlast one lease: 209 s at full scale, decision 0034).
-  const heartbeat = setInterval(
-    () => void store.renewWatchRun(release.id, owner, leaseMs, now()).catch(() => {}),
-    Math.max(1, Math.floor(leaseMs / 3)),
-  );
+  // computation may outlast one lease: 209 s at full scale, decision 0034). A renewal that finds
+  // the lease taken ends it: the events are not inserted and the run is left to its new owner.
+  let lost = false;
+  let renewalErrors = 0;
+  const heartbeat = setInterval(() => {
+    if (lost) return;
+    store.renewWatchRun(release.id, owner, leaseMs, now()).then(
+      (renewed) => {
+        if (!renewed) lost = true;
+      },
+      () => {
+        // The store does not answer now: the next beat tries again, within the same lease.
+        renewalErrors += 1;
+      },
+    );
+  }, Math.max(1, Math.floor(leaseMs / 3)));
   try {
     const events = await computeEventsOffThread({
       olderFile: file,
       newerFile: release.file,
       entries: await store.listWatchEntries(),
     });
+    if (lost) return { status: 'lost', previous, renewalErrors };
     const inserted = await store.insertWatchEvents(events, now());
-    await store.finishWatchRun(release.id, owner, events.length, now());
+    if (!(await store.finishWatchRun(release.id, owner, events.length, now())))
+      return { status: 'lost', previous, renewalErrors };
     return { status: 'computed', previous, events: events.length, inserted, ms: performance.now() - started };
   } finally {
     clearInterval(heartbeat);

@@ -99,6 +99,12 @@ export class WatchService {
     this.handled = id;
     if (outcome.status === 'computed')
       this.options.log('info', `watch events of release ${id} computed`, { release: id, ...outcome });
+    else if (outcome.status === 'lost')
+      this.options.log(
+        'warn',
+        `watch events of release ${id}: the run's lease went to another process while this one computed (it computes them)`,
+        { release: id, previous: outcome.previous, renewalErrors: outcome.renewalErrors },
+      );
     else if (outcome.status === 'missing_previous')
       this.options.log(
         'warn',

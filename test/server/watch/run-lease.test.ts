@@ -6,6 +6,8 @@
  * computed with a lease of a tenth of the time it takes; another owner asks for it all along.
  */
 import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { openAccountsStore } from '../../../accounts/index.js';
@@ -14,9 +16,13 @@ import { computeReleaseEvents } from '../../../server/watch/runs.js';
 import { buildReleaseSequence } from '../../helpers/release-sequence.js';
 import { EXPECTED, watchedEntries } from '../../helpers/watch-expected.js';
 
+// One release sequence for every test here (each has an accounts store of its own).
+const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'run-lease-'));
+t.teardown(() => fs.rmSync(shared, { recursive: true, force: true }));
+const sequence = await buildReleaseSequence(shared);
+
 t.test('the run lease is renewed while the pair is computed off the serving thread', async (t) => {
   const dir = t.testdir({});
-  const sequence = await buildReleaseSequence(dir);
   const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
   t.teardown(() => store.close());
   const ws = await store.createWorkspace({ name: 'acme' });
@@ -112,4 +118,40 @@ t.test('a thread that cannot open a release rejects with the reason', async (t) 
     }),
     { message: /^watch events thread: cannot open release .*gone\.sqlite/ },
   );
+});
+
+t.test('a lease another process took over while this one computed: lost, the events left to it', async (t) => {
+  const dir = t.testdir({});
+  const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
+  t.teardown(() => store.close());
+  const ws = await store.createWorkspace({ name: 'acme' });
+  const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
+  await store.addWatchEntries(project.id, watchedEntries(), 100);
+  const [first, second] = sequence.ids.map((id) => ({
+    id,
+    file: path.join(sequence.releasesDir, `${id}.sqlite`),
+  }));
+  t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
+  const leaseMs = 20;
+  const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
+  const leased = async () =>
+    (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
+  while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
+  // `b` asks as of a moment past a's lease (a stalled heartbeat, a clock ahead): it takes the run.
+  const takeover = await store.claimWatchRun(second!.id, 'b', 60_000, new Date(Date.now() + 10 * leaseMs));
+  t.same(takeover, { previousRelease: first!.id }, 'b holds the run now');
+  t.same(await computation, { status: 'lost', previous: first!.id, renewalErrors: 0 });
+  t.same(await store.listEvents({ projectId: project.id, limit: 1000 }), [], 'a inserted none of the events');
+  t.same(
+    (await store.listWatchRuns()).map((r) => [r.release, r.leaseOwner, r.doneAt !== null]),
+    [
+      [first!.id, null, true],
+      [second!.id, 'b', false],
+    ],
+    'the run is b’s, not done',
+  );
+  const outcome = await computeReleaseEvents(store, sequence.releasesDir, second!, 'b', {
+    now: () => new Date(Date.now() + 10 * leaseMs),
+  });
+  t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
 });
