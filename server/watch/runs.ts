@@ -53,18 +53,21 @@ export async function computeReleaseEvents(
   // the lease taken ends it: the events are not inserted and the run is left to its new owner.
   let lost = false;
   let renewalErrors = 0;
-  const heartbeat = setInterval(() => {
-    if (lost) return;
-    store.renewWatchRun(release.id, owner, leaseMs, now()).then(
-      (renewed) => {
-        if (!renewed) lost = true;
-      },
-      () => {
-        // The store does not answer now: the next beat tries again, within the same lease.
-        renewalErrors += 1;
-      },
-    );
-  }, Math.max(1, Math.floor(leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      if (lost) return;
+      store.renewWatchRun(release.id, owner, leaseMs, now()).then(
+        (renewed) => {
+          if (!renewed) lost = true;
+        },
+        () => {
+          // The store does not answer now: the next beat tries again, within the same lease.
+          renewalErrors += 1;
+        },
+      );
+    },
+    Math.max(1, Math.floor(leaseMs / 3)),
+  );
   try {
     const events = await computeEventsOffThread({
       olderFile: file,

@@ -111,7 +111,9 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
   let pending: string[] = [];
   console.log(
     `simulated days: ${last} days at ${domains} domains from ${new Date(start * 1000).toISOString()}, ` +
-      (releaseEvery === 1 ? 'a release a day' : `a release every ${releaseEvery} days and on the days reported`),
+      (releaseEvery === 1
+        ? 'a release a day'
+        : `a release every ${releaseEvery} days and on the days reported`),
   );
   console.log(
     '| Day | Releases | Release file MB | Release s | Release peak RSS MB | Imports s since last release | Builder s so far | Peak RSS so far MB |',
@@ -136,7 +138,8 @@ export async function simulateDays(options: DaysOptions): Promise<void> {
     }
     const releasing = releaseOn(day);
     const today = path.join(feedDir, `day-${day}`);
-    for (const f of fs.readdirSync(feedDir)) fs.rmSync(path.join(feedDir, f), { recursive: true, force: true });
+    for (const f of fs.readdirSync(feedDir))
+      fs.rmSync(path.join(feedDir, f), { recursive: true, force: true });
     fs.mkdirSync(today, { recursive: true });
     // The day's snapshots are churned every day (the same sequence whatever the cadence); only a
     // release day's are written and imported.

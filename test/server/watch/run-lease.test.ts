@@ -120,38 +120,45 @@ t.test('a thread that cannot open a release rejects with the reason', async (t) 
   );
 });
 
-t.test('a lease another process took over while this one computed: lost, the events left to it', async (t) => {
-  const dir = t.testdir({});
-  const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
-  t.teardown(() => store.close());
-  const ws = await store.createWorkspace({ name: 'acme' });
-  const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
-  await store.addWatchEntries(project.id, watchedEntries(), 100);
-  const [first, second] = sequence.ids.map((id) => ({
-    id,
-    file: path.join(sequence.releasesDir, `${id}.sqlite`),
-  }));
-  t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
-  const leaseMs = 20;
-  const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
-  const leased = async () =>
-    (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
-  while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
-  // `b` asks as of a moment past a's lease (a stalled heartbeat, a clock ahead): it takes the run.
-  const takeover = await store.claimWatchRun(second!.id, 'b', 60_000, new Date(Date.now() + 10 * leaseMs));
-  t.same(takeover, { previousRelease: first!.id }, 'b holds the run now');
-  t.same(await computation, { status: 'lost', previous: first!.id, renewalErrors: 0 });
-  t.same(await store.listEvents({ projectId: project.id, limit: 1000 }), [], 'a inserted none of the events');
-  t.same(
-    (await store.listWatchRuns()).map((r) => [r.release, r.leaseOwner, r.doneAt !== null]),
-    [
-      [first!.id, null, true],
-      [second!.id, 'b', false],
-    ],
-    'the run is b’s, not done',
-  );
-  const outcome = await computeReleaseEvents(store, sequence.releasesDir, second!, 'b', {
-    now: () => new Date(Date.now() + 10 * leaseMs),
-  });
-  t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
-});
+t.test(
+  'a lease another process took over while this one computed: lost, the events left to it',
+  async (t) => {
+    const dir = t.testdir({});
+    const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
+    t.teardown(() => store.close());
+    const ws = await store.createWorkspace({ name: 'acme' });
+    const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
+    await store.addWatchEntries(project.id, watchedEntries(), 100);
+    const [first, second] = sequence.ids.map((id) => ({
+      id,
+      file: path.join(sequence.releasesDir, `${id}.sqlite`),
+    }));
+    t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
+    const leaseMs = 20;
+    const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
+    const leased = async () =>
+      (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
+    while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
+    // `b` asks as of a moment past a's lease (a stalled heartbeat, a clock ahead): it takes the run.
+    const takeover = await store.claimWatchRun(second!.id, 'b', 60_000, new Date(Date.now() + 10 * leaseMs));
+    t.same(takeover, { previousRelease: first!.id }, 'b holds the run now');
+    t.same(await computation, { status: 'lost', previous: first!.id, renewalErrors: 0 });
+    t.same(
+      await store.listEvents({ projectId: project.id, limit: 1000 }),
+      [],
+      'a inserted none of the events',
+    );
+    t.same(
+      (await store.listWatchRuns()).map((r) => [r.release, r.leaseOwner, r.doneAt !== null]),
+      [
+        [first!.id, null, true],
+        [second!.id, 'b', false],
+      ],
+      'the run is b’s, not done',
+    );
+    const outcome = await computeReleaseEvents(store, sequence.releasesDir, second!, 'b', {
+      now: () => new Date(Date.now() + 10 * leaseMs),
+    });
+    t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
+  },
+);
