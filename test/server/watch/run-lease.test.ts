@@ -5,7 +5,7 @@
  * keeps turning. The pair is the second release of the real-feed sequence against the first,
  * computed with a lease of a tenth of the time it takes; another owner asks for it all along.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,9 +21,9 @@ const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'run-lease-'));
 t.teardown(() => fs.rmSync(shared, { recursive: true, force: true }));
 const sequence = await buildReleaseSequence(shared);
 
-t.test('the run lease is renewed while the pair is computed off the serving thread', async (t) => {
-  const dir = t.testdir({});
-  const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
+/** An accounts store of the test's own with the watched entries, and the sequence's first two releases. */
+async function watching(t: Test) {
+  const store = openAccountsStore(path.join(t.testdir({}), 'accounts.sqlite'));
   t.teardown(() => store.close());
   const ws = await store.createWorkspace({ name: 'acme' });
   const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
@@ -32,20 +32,25 @@ t.test('the run lease is renewed while the pair is computed off the serving thre
     id,
     file: path.join(sequence.releasesDir, `${id}.sqlite`),
   }));
+  return { store, project, first: first!, second: second! };
+}
+
+t.test('the run lease is renewed while the pair is computed off the serving thread', async (t) => {
+  const { store, first, second } = await watching(t);
 
   // How long the pair takes here, computed once on its own (nothing stored).
   const started = performance.now();
   const events = await computeEventsOffThread({
-    olderFile: first!.file,
-    newerFile: second!.file,
+    olderFile: first.file,
+    newerFile: second.file,
     entries: await store.listWatchEntries(),
   });
   const tookMs = performance.now() - started;
   t.equal(events.length, EXPECTED.length, 'the thread computes every watched change');
   // In chunks of 5 (each sent once the last was taken): the same events, in the same order.
   const chunked = await computeEventsOffThread({
-    olderFile: first!.file,
-    newerFile: second!.file,
+    olderFile: first.file,
+    newerFile: second.file,
     entries: await store.listWatchEntries(),
     chunk: 5,
   });
@@ -55,7 +60,7 @@ t.test('the run lease is renewed while the pair is computed off the serving thre
     `${Math.ceil(EXPECTED.length / 5)} chunks of at most 5 bring the same events`,
   );
 
-  t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
+  t.same(await computeReleaseEvents(store, sequence.releasesDir, first, 'a'), { status: 'started_chain' });
   const leaseMs = Math.max(20, Math.floor(tookMs / 10));
   t.ok(
     tookMs >= 3 * leaseMs,
@@ -73,14 +78,14 @@ t.test('the run lease is renewed while the pair is computed off the serving thre
     last = at;
   }, 2);
   const computing = performance.now();
-  const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
+  const computation = computeReleaseEvents(store, sequence.releasesDir, second, 'a', { leaseMs });
   // `b` asks once `a` holds the lease, until `a` is done.
   const leased = async () =>
-    (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
+    (await store.listWatchRuns()).some((r) => r.release === second.id && r.leaseOwner === 'a');
   while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
   const asking = (async () => {
     while (!done) {
-      const answer = await store.claimWatchRun(second!.id, 'b', leaseMs);
+      const answer = await store.claimWatchRun(second.id, 'b', leaseMs);
       answers.add(typeof answer === 'string' ? answer : `claimed after ${answer.previousRelease}`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -94,12 +99,12 @@ t.test('the run lease is renewed while the pair is computed off the serving thre
   t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
   t.ok(computedMs >= 3 * leaseMs, `computed in ${computedMs.toFixed(0)} ms, past 3 leases of ${leaseMs} ms`);
   t.same([...answers], ['held'], 'the other owner found the lease held all along');
-  t.equal(await store.claimWatchRun(second!.id, 'b', leaseMs), 'skip', 'and the run done after');
+  t.equal(await store.claimWatchRun(second.id, 'b', leaseMs), 'skip', 'and the run done after');
   t.same(
     (await store.listWatchRuns()).map((r) => [r.release, r.doneAt !== null, r.events]),
     [
-      [first!.id, true, 0],
-      [second!.id, true, EXPECTED.length],
+      [first.id, true, 0],
+      [second.id, true, EXPECTED.length],
     ],
   );
   t.ok(
@@ -123,26 +128,17 @@ t.test('a thread that cannot open a release rejects with the reason', async (t) 
 t.test(
   'a lease another process took over while this one computed: lost, the events left to it',
   async (t) => {
-    const dir = t.testdir({});
-    const store = openAccountsStore(path.join(dir, 'accounts.sqlite'));
-    t.teardown(() => store.close());
-    const ws = await store.createWorkspace({ name: 'acme' });
-    const project = await store.createProject({ workspaceId: ws.id, name: 'web' });
-    await store.addWatchEntries(project.id, watchedEntries(), 100);
-    const [first, second] = sequence.ids.map((id) => ({
-      id,
-      file: path.join(sequence.releasesDir, `${id}.sqlite`),
-    }));
-    t.same(await computeReleaseEvents(store, sequence.releasesDir, first!, 'a'), { status: 'started_chain' });
+    const { store, project, first, second } = await watching(t);
+    t.same(await computeReleaseEvents(store, sequence.releasesDir, first, 'a'), { status: 'started_chain' });
     const leaseMs = 20;
-    const computation = computeReleaseEvents(store, sequence.releasesDir, second!, 'a', { leaseMs });
+    const computation = computeReleaseEvents(store, sequence.releasesDir, second, 'a', { leaseMs });
     const leased = async () =>
-      (await store.listWatchRuns()).some((r) => r.release === second!.id && r.leaseOwner === 'a');
+      (await store.listWatchRuns()).some((r) => r.release === second.id && r.leaseOwner === 'a');
     while (!(await leased())) await new Promise((resolve) => setTimeout(resolve, 1));
     // `b` asks as of a moment past a's lease (a stalled heartbeat, a clock ahead): it takes the run.
-    const takeover = await store.claimWatchRun(second!.id, 'b', 60_000, new Date(Date.now() + 10 * leaseMs));
-    t.same(takeover, { previousRelease: first!.id }, 'b holds the run now');
-    t.same(await computation, { status: 'lost', previous: first!.id, renewalErrors: 0 });
+    const takeover = await store.claimWatchRun(second.id, 'b', 60_000, new Date(Date.now() + 10 * leaseMs));
+    t.same(takeover, { previousRelease: first.id }, 'b holds the run now');
+    t.same(await computation, { status: 'lost', previous: first.id, renewalErrors: 0 });
     t.same(
       await store.listEvents({ projectId: project.id, limit: 1000 }),
       [],
@@ -151,12 +147,12 @@ t.test(
     t.same(
       (await store.listWatchRuns()).map((r) => [r.release, r.leaseOwner, r.doneAt !== null]),
       [
-        [first!.id, null, true],
-        [second!.id, 'b', false],
+        [first.id, null, true],
+        [second.id, 'b', false],
       ],
       'the run is b’s, not done',
     );
-    const outcome = await computeReleaseEvents(store, sequence.releasesDir, second!, 'b', {
+    const outcome = await computeReleaseEvents(store, sequence.releasesDir, second, 'b', {
       now: () => new Date(Date.now() + 10 * leaseMs),
     });
     t.match(outcome, { status: 'computed', events: EXPECTED.length, inserted: EXPECTED.length });
