@@ -72,9 +72,10 @@ export function connectRedis(url: string): Redis {
     connectTimeout: 1_000,
     retryStrategy: (attempt) => Math.min(100 * attempt, 1_000),
     lazyConnect: false,
-    // The take of every request arriving in one event-loop turn goes out in one write (a pipeline);
-    // each script still runs atomically and in order.
-    enableAutoPipelining: true,
+    // No auto-pipelining: RedisCounters already sends the takes of a turn as one script call per
+    // counter set (one write for all of them), and the client's per-turn pipeline map made the
+    // request state of every take outlive young collections (docs/decisions/0037).
+    enableAutoPipelining: false,
   });
   redis.on('error', () => {}); // reported by the health check and the fallback's log line
   return redis;

@@ -130,8 +130,14 @@ export class RedisCounters implements Counters {
   /** The last counts Redis reported, per month key: what the fallback starts from. */
   private readonly lastSeen = new Map<string, number>();
   private recovering: Promise<void> | null = null;
-  /** Takes waiting for the next flush, per counters and limits (takeFromRedis). */
-  private readonly batches = new Map<string, TakeBatch>();
+  /**
+   * Takes waiting for the next flush, per counters and limits (takeFromRedis). A new map every turn,
+   * never `clear()`: a cleared (or rehashed) Map table keeps a pointer to its successor, so once one
+   * table has reached the old generation, every later table, and the takes, promises and request
+   * state they hold, survive young collections until the next full one
+   * (docs/decisions/0037-no-per-turn-map-churn.md).
+   */
+  private batches = new Map<string, TakeBatch>();
   private flushPending = false;
 
   constructor(private readonly options: RedisCountersOptions) {
@@ -212,16 +218,26 @@ export class RedisCounters implements Counters {
     });
   }
 
-  /** Sends every batch gathered since the last flush. */
+  /**
+   * Sends every batch gathered since the last flush. Several batches (several workspaces in one
+   * turn) go out in one write: the client has no auto-pipelining (connectRedis, decision 0037), so
+   * the socket is corked while their scripts are written (each is written synchronously).
+   */
   private flush(): void {
-    const batches = [...this.batches.values()];
-    this.batches.clear();
+    const batches = this.batches;
+    this.batches = new Map();
     this.flushPending = false;
-    for (const batch of batches) {
-      this.takeBatch(batch).then(
-        (results) => batch.waiting.forEach((w, i) => w.resolve(results[i]!)),
-        (error: unknown) => batch.waiting.forEach((w) => w.reject(error)),
-      );
+    const stream = batches.size > 1 && this.redis.status === 'ready' ? this.redis.stream : null;
+    stream?.cork();
+    try {
+      for (const batch of batches.values()) {
+        this.takeBatch(batch).then(
+          (results) => batch.waiting.forEach((w, i) => w.resolve(results[i]!)),
+          (error: unknown) => batch.waiting.forEach((w) => w.reject(error)),
+        );
+      }
+    } finally {
+      stream?.uncork();
     }
   }
 
