@@ -26,6 +26,9 @@ export interface MeteringBenchOptions extends ServerBenchOptions {
   cpu?: number;
 }
 
+/** Issue 35: the most CPU metering may cost, in %, embedded and with PostgreSQL + Redis. */
+const METERING_COST_TARGETS = [5, 10];
+
 const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_SERVER = '/usr/bin/redis-server';
 let REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -223,6 +226,16 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       lines.push(
         `Redis script calls per request (shared variant, each a batch of takes): ${spread(summarize(scriptsPerRequest), 3)}`,
       );
+    // Issue 35's targets: the median metering cost of each metered variant.
+    lines.push('Targets (issue 35), medians of the runs:');
+    for (const [i, v] of variants.entries()) {
+      if (i === 0) continue;
+      const bound = METERING_COST_TARGETS[i - 1]!;
+      const cost = summarize(cpuPerRequest[i]!.map((us, run) => 100 * (1 - cpuPerRequest[0]![run]! / us)));
+      lines.push(
+        `- metering cost, ${v.name.replace('metered, ', '')}: ${cost.median.toFixed(1)} % (target ≤ ${bound} %): ${cost.median <= bound ? 'met' : 'NOT met'}`,
+      );
+    }
     return lines;
   } finally {
     stats?.disconnect();
