@@ -7,10 +7,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { openAccountsStore } from '../../../accounts/sqlite-store.js';
 import { UsageLedger } from '../../../server/limits/usage-ledger.js';
 import { RedisCounters } from '../../../server/limits/redis-counters.js';
+import { connectRedis } from '../../../server/limits/from-settings.js';
 import { monthOf, type TakeRequest } from '../../../server/limits/counters.js';
 import { TEST_REDIS_URL, requireSharedStores, uniqueNamespace } from '../../helpers/limits.js';
 
@@ -19,7 +19,8 @@ const { prefix } = uniqueNamespace(t, 'batch');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-batch-'));
 const store = openAccountsStore(path.join(work, 'accounts.sqlite'));
 const ledger = new UsageLedger({ store, flushMs: 60_000 });
-const redis = new Redis(TEST_REDIS_URL!, { enableAutoPipelining: true });
+// The server's own client (no auto-pipelining: the batches are RedisCounters' own, decision 0037).
+const redis = connectRedis(TEST_REDIS_URL);
 const counters = new RedisCounters({ redis, prefix, store, ledger });
 t.teardown(async () => {
   await counters.close();
