@@ -45,6 +45,12 @@ export class MemoryCounters implements Counters {
   private readonly months = new Map<string, number>();
   private readonly loading = new Map<string, Promise<number>>();
   private currentMonth = '';
+  /**
+   * The current month's counter keys (`w:<id>:<month>`, `p:<id>:<month>`) by id: a take looks its
+   * keys up by the principal's ids instead of building them again (their hashes are kept with them).
+   */
+  private workspaceKeys = new Map<string, string>();
+  private projectKeys = new Map<string, string>();
 
   constructor(private readonly options: MemoryCountersOptions) {}
 
@@ -64,10 +70,17 @@ export class MemoryCounters implements Counters {
     }
   }
 
+  /** The current month's key of a counter (`month` is the current month: monthFor's). */
+  private keyOf(keys: Map<string, string>, prefix: 'w' | 'p', id: string, month: string): string {
+    let key = keys.get(id);
+    if (key === undefined) keys.set(id, (key = `${prefix}:${id}:${month}`));
+    return key;
+  }
+
   async take(request: TakeRequest): Promise<TakeResult> {
     const month = this.monthFor(request.now);
-    const projectKey = `p:${request.projectId}:${month}`;
-    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    const projectKey = this.keyOf(this.projectKeys, 'p', request.projectId, month);
+    const workspaceKey = this.keyOf(this.workspaceKeys, 'w', request.workspaceId, month);
     if (!this.months.has(workspaceKey)) await this.ensure('workspace', request.workspaceId, month);
     if (request.projectCap !== null && !this.months.has(projectKey)) {
       await this.ensure('project', request.projectId, month);
@@ -78,9 +91,9 @@ export class MemoryCounters implements Counters {
   /** take without waiting, when the counters it needs are in memory already. */
   takeNow(request: TakeRequest): TakeResult | undefined {
     const month = this.monthFor(request.now);
-    const workspaceKey = `w:${request.workspaceId}:${month}`;
+    const workspaceKey = this.keyOf(this.workspaceKeys, 'w', request.workspaceId, month);
     if (!this.months.has(workspaceKey)) return undefined;
-    const projectKey = `p:${request.projectId}:${month}`;
+    const projectKey = this.keyOf(this.projectKeys, 'p', request.projectId, month);
     if (request.projectCap !== null && !this.months.has(projectKey)) return undefined;
     return this.takeLoaded(request, month, workspaceKey, projectKey);
   }
@@ -91,6 +104,9 @@ export class MemoryCounters implements Counters {
       // A new month starts from the durable counts (zero): drop last month's counters.
       for (const key of this.months.keys()) if (!key.endsWith(month)) this.months.delete(key);
       this.currentMonth = month;
+      // Once a month: the keys of the month that ended go with it.
+      this.workspaceKeys = new Map();
+      this.projectKeys = new Map();
     }
     return month;
   }
@@ -174,8 +190,8 @@ export class MemoryCounters implements Counters {
     headroom: number,
   ): { units: number; before: TakeResult } | undefined {
     const month = this.monthFor(request.now);
-    const workspaceKey = `w:${request.workspaceId}:${month}`;
-    const projectKey = `p:${request.projectId}:${month}`;
+    const workspaceKey = this.keyOf(this.workspaceKeys, 'w', request.workspaceId, month);
+    const projectKey = this.keyOf(this.projectKeys, 'p', request.projectId, month);
     const capped = request.projectCap !== null;
     const monthUsed = this.months.get(workspaceKey);
     const projectUsed = capped ? this.months.get(projectKey) : 0;

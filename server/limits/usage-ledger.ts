@@ -19,8 +19,36 @@ export interface UsageLedgerOptions {
   onError?: (error: unknown) => void;
 }
 
+/**
+ * Counts not yet written, by scope, month and id: an add looks its row up by the strings it is
+ * given (a principal's ids, the counters' month), with no key text built per request.
+ */
+type Pending = Record<UsageScope, Map<string, Map<string, UsageDelta>>>;
+
+function nothingPending(): Pending {
+  return { workspace: new Map(), project: new Map() };
+}
+
+/** The row of `scope`, `id` and `month` in `pending`, made when missing. */
+function rowOf(pending: Pending, scope: UsageScope, id: string, month: string): UsageDelta {
+  let ids = pending[scope].get(month);
+  if (ids === undefined) pending[scope].set(month, (ids = new Map()));
+  let row = ids.get(id);
+  if (row === undefined) ids.set(id, (row = { scope, id, month, count: 0 }));
+  return row;
+}
+
+function pendingRows(pending: Pending): UsageDelta[] {
+  const rows: UsageDelta[] = [];
+  for (const scope of [pending.workspace, pending.project])
+    for (const ids of scope.values()) for (const row of ids.values()) rows.push(row);
+  return rows;
+}
+
 export class UsageLedger {
-  private pending = new Map<string, UsageDelta>();
+  private pending = nothingPending();
+  /** Whether anything was added to `pending` since it was last taken. */
+  private anyPending = false;
   /** Kept units per UTC day and key (the console's usage chart and `last used`). */
   private daily = new Map<string, Map<string, DailyUsage>>();
   private readonly timer: NodeJS.Timeout;
@@ -33,10 +61,8 @@ export class UsageLedger {
   }
 
   add(scope: UsageScope, id: string, month: string, count = 1): void {
-    const key = `${scope}\u0000${id}\u0000${month}`;
-    const entry = this.pending.get(key);
-    if (entry) entry.count += count;
-    else this.pending.set(key, { scope, id, month, count });
+    rowOf(this.pending, scope, id, month).count += count;
+    this.anyPending = true;
   }
 
   /** One kept unit of a key on `day` (YYYY-MM-DD, default today in UTC): a map update, written with the next flush. */
@@ -70,15 +96,16 @@ export class UsageLedger {
 
   /** Not yet written counts of one row (added to what the store says). */
   pendingCount(scope: UsageScope, id: string, month: string): number {
-    return this.pending.get(`${scope}\u0000${id}\u0000${month}`)?.count ?? 0;
+    return this.pending[scope].get(month)?.get(id)?.count ?? 0;
   }
 
   /** Writes the pending counts (one at a time; a second caller waits for the running write). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => {});
-    if (this.pending.size === 0 && this.daily.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
+    if (!this.anyPending && this.daily.size === 0) return;
+    const batch = pendingRows(this.pending);
+    this.pending = nothingPending();
+    this.anyPending = false;
     const daily = this.daily;
     this.daily = new Map();
     this.flushing = (async () => {
@@ -99,14 +126,13 @@ export class UsageLedger {
             throw error;
           }
         }
-        if (batch.size > 0)
-          await this.options.store.addUsage([...batch.values()].filter((d) => d.count !== 0));
+        const counted = batch.filter((d) => d.count !== 0);
+        if (counted.length > 0) await this.options.store.addUsage(counted);
       } catch (error) {
         // Put the batch back in front of what arrived meanwhile; the next flush retries it.
-        for (const [key, delta] of batch) {
-          const later = this.pending.get(key);
-          if (later) delta.count += later.count;
-          this.pending.set(key, delta);
+        for (const delta of batch) {
+          rowOf(this.pending, delta.scope, delta.id, delta.month).count += delta.count;
+          this.anyPending = true;
         }
         this.options.onError?.(error);
         throw error;
