@@ -8,9 +8,10 @@
  * 1. The key: none, one in the URL, or one the accounts store does not accept is refused 401 and
  *    counted by the refused-key throttle (429 `rate_limited` with Retry-After once an address is
  *    over its limit); nothing else happens.
- * 2. The parameters, then the lookup (their refusals are kept, not yet answered).
+ * 2. The parameters (their refusal is kept, not yet answered).
  * 3. One unit reserved. A meter refusal (429, 402, 503) is the answer whatever step 2 found: the
- *    limits come before the parameters.
+ *    limits come before the parameters. Then the lookup, with the page the reservation's plan
+ *    gives (its refusal is kept too).
  * 4. The unit settled: an answered, billable lookup commits it; a refused or unbilled one (a bogon
  *    lookup_ip) releases it. The result carries the final limit headers.
  * 5. The result goes to the transport's recipient once the counters have the unit: at once, in the same
@@ -18,9 +19,7 @@
  *    process); else when the key check, the meter or the counters have answered. Whether to wait
  *    is decided here only; transports never ask.
  *
- * The lookup runs before the unit is reserved, with the page size the principal's plan suggests;
- * when the reservation's plan allows a different page for the requested limit, it runs again.
- * Anything unexpected is logged and answered 500 `internal_error`.
+ * The lookup runs once, after the unit is granted (docs/decisions/0016). Anything unexpected is logged and answered 500 `internal_error`.
  */
 import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';
@@ -107,13 +106,6 @@ export interface Envelope {
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** A lookup and the page size it used. */
-interface Looked {
-  answer: Answer;
-  asked: number | undefined;
-  used: number | undefined;
-}
-
 /** Whether a parsed query string has no parameters at all. */
 function isEmptyQuery(query: unknown): boolean {
   if (query === null || query === undefined) return true;
@@ -149,25 +141,6 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
     }
     if (op.pathParameter !== undefined) args[op.pathParameter] = raw.path;
     return args;
-  }
-
-  function lookUp(
-    op: Operation,
-    args: CallArguments,
-    release: Release | null,
-    ceiling: (requested: number) => number,
-    withValue: boolean,
-  ): Looked {
-    let asked: number | undefined;
-    let used: number | undefined;
-    const context: RunContext = {
-      release,
-      pageSize: (requested) => {
-        asked = requested;
-        return (used = ceiling(requested));
-      },
-    };
-    return { answer: answerOf(op, args, context, withValue), asked, used };
   }
 
   /** The refusal of `error`: its own status and body, or 500 for anything that is not a refusal. */
@@ -220,11 +193,42 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
   }
 
   /**
-   * Steps 2 to 5 of an operation that loads from the accounts store (the change feed): the
-   * parameters, the unit reserved, then the load with the reservation's page size for the
-   * principal's project; the result once the load and the counters have answered.
+   * Steps 4 and 5: the unit settled (an answered, billable lookup commits it, anything else
+   * releases it), then the result, once the counters have the unit.
    */
-  function callLoaded(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
+  function settle(
+    op: Operation,
+    reservation: Reservation,
+    answer: Answer | null,
+    failure: unknown,
+    to: Recipient,
+  ) {
+    let result: CallResult;
+    let done: Promise<void>;
+    try {
+      const settled = answer?.billable ? reservation.commit() : reservation.release();
+      result =
+        answer === null
+          ? errorResult(failure, op, settled.headers)
+          : { status: 200, headers: settled.headers, answer, refusal: null };
+      done = settled.done;
+    } catch (error) {
+      return to.result(errorResult(error, op));
+    }
+    // The counters have the unit before the client hears of it.
+    if (done === SETTLED) return to.result(result);
+    done.then(
+      () => to.result(result),
+      (error: unknown) => to.result(errorResult(error, op)),
+    );
+  }
+
+  /**
+   * Steps 2 to 5 for a caller whose key was accepted: the parameters, the unit reserved, then the
+   * lookup (or the load from the accounts store, for the change feed) with the page the
+   * reservation's plan gives: one lookup per call, whichever plan the reservation finds.
+   */
+  function callAs(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
     const { op } = facts;
     let args: CallArguments | undefined;
     let failure: unknown;
@@ -234,102 +238,44 @@ export function createEnvelope(deps: EnvelopeDeps): Envelope {
       failure = error;
     }
     reserve(principal, op, to, (reservation) => {
-      const settle = (value: object | null, error: unknown) => {
-        let result: CallResult;
-        let done: Promise<void>;
+      if (failure !== undefined) return settle(op, reservation, null, failure, to);
+      const withValue = facts.withValue === true;
+      if (op.load === undefined) {
+        let answer: Answer | null = null;
         try {
-          const answer = value === null ? null : answerFor(op, value, facts.withValue === true);
-          const settled = answer?.billable ? reservation.commit() : reservation.release();
-          result =
-            answer === null
-              ? errorResult(error, op, settled.headers)
-              : { status: 200, headers: settled.headers, answer, refusal: null };
-          done = settled.done;
-        } catch (caught) {
-          return to.result(errorResult(caught, op));
+          const context: RunContext = {
+            release: deps.releases.current(),
+            pageSize: (requested) => Math.min(requested, reservation.maxPageSize),
+          };
+          answer = answerOf(op, args!, context, withValue);
+        } catch (error) {
+          failure = error;
         }
-        if (done === SETTLED) return to.result(result);
-        done.then(
-          () => to.result(result),
-          (caught: unknown) => to.result(errorResult(caught, op)),
-        );
-      };
+        return settle(op, reservation, answer, failure, to);
+      }
       const context: RunContext = {
         release: null,
         pageSize: (requested) => Math.min(pageLimit(principal, requested), reservation.maxPageSize),
         projectId: principal.projectId,
         changes: deps.changes,
       };
-      if (failure !== undefined) return settle(null, failure);
       let loading: Promise<object>;
       try {
-        loading = op.load!(args!, context);
+        loading = op.load(args!, context);
       } catch (error) {
-        return settle(null, error);
+        return settle(op, reservation, null, error, to);
       }
-      loading.then(
-        (value) => settle(value, undefined),
-        (error: unknown) => settle(null, error),
-      );
+      const answered = (value: object) => {
+        let answer: Answer;
+        try {
+          answer = answerFor(op, value, withValue);
+        } catch (error) {
+          return settle(op, reservation, null, error, to);
+        }
+        settle(op, reservation, answer, undefined, to);
+      };
+      loading.then(answered, (error: unknown) => settle(op, reservation, null, error, to));
     });
-  }
-
-  /** Steps 2 to 5 for a caller whose key was accepted. */
-  function callAs(principal: KeyPrincipal, facts: CallFacts, to: Recipient): void {
-    const { op } = facts;
-    if (op.load !== undefined) return callLoaded(principal, facts, to);
-    const withValue = facts.withValue === true;
-    let release: Release | null = null;
-    let args: CallArguments | undefined;
-    let looked: Looked | null = null;
-    let failure: unknown;
-    try {
-      release = deps.releases.current();
-      args = parse(op, facts.args);
-      looked = lookUp(op, args, release, (requested) => pageLimit(principal, requested), withValue);
-    } catch (error) {
-      failure = error;
-    }
-
-    const finish = (reservation: Reservation): void => {
-      let result: CallResult;
-      let done: Promise<void>;
-      try {
-        if (looked !== null && looked.asked !== undefined) {
-          const fits = Math.min(looked.asked, reservation.maxPageSize);
-          if (fits !== looked.used) {
-            // The plan's page differs from the one looked up: the page the plan gives.
-            try {
-              const size = (requested: number) => Math.min(requested, reservation.maxPageSize);
-              looked = lookUp(op, args!, release, size, withValue);
-            } catch (error) {
-              looked = null;
-              failure = error;
-            }
-          }
-        }
-        if (looked === null) {
-          const settled = reservation.release();
-          result = errorResult(failure, op, settled.headers);
-          done = settled.done;
-        } else {
-          const answer = looked.answer;
-          const settled = answer.billable ? reservation.commit() : reservation.release();
-          result = { status: 200, headers: settled.headers, answer, refusal: null };
-          done = settled.done;
-        }
-      } catch (error) {
-        return to.result(errorResult(error, op));
-      }
-      // The counters have the unit before the client hears of it.
-      if (done === SETTLED) return to.result(result);
-      done.then(
-        () => to.result(result),
-        (error: unknown) => to.result(errorResult(error, op)),
-      );
-    };
-
-    reserve(principal, op, to, finish);
   }
 
   function call(facts: CallFacts, to: Recipient): void {
