@@ -4,7 +4,7 @@
  * in-process counters) and once with PostgreSQL + Redis (TEST_DATABASE_URL / TEST_REDIS_URL, or
  * this machine's defaults; skipped, with the reason, when they do not answer). The key's plan has
  * limits high enough that nothing is refused, so every request is counted. Servers take turns
- * within each run, pinned to the same core; the Redis is a private redis-server pinned to that core
+ * within each run, each run starting with the next one, pinned to the same core; the Redis is a private redis-server pinned to that core
  * too, so its work is paid for out of the server's throughput.
  *
  * Besides req/s it reports CPU time per answered request (utime + stime from /proc of the server,
@@ -181,7 +181,11 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       await runWrk({ ...common, url, seconds: 2, headers: { authorization: `Bearer ${v.key}` } });
     }
     for (let run = 1; run <= options.runs; run++) {
-      for (const [i, v] of variants.entries()) {
+      // Each run starts with the next variant (unmetered, embedded, shared; then embedded, shared,
+      // unmetered; …): a machine that speeds up or slows down within a run weighs on each in turn.
+      for (let k = 0; k < variants.length; k++) {
+        const i = (k + run - 1) % variants.length;
+        const v = variants[i]!;
         const url = `http://127.0.0.1:${started[i]!.port}`;
         const cpuBefore = cpuOf(i);
         const scriptsBefore = i === 2 ? await scriptCalls() : 0;
