@@ -200,8 +200,14 @@ t.test('a request id sent by the client is kept and logged', async (t) => {
   t.type(line?.responseTime, 'number');
 });
 
-t.test('a meter that cannot grant at once (Redis): each request is looked up once', async (t) => {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'one-path-async-'));
+/**
+ * A server over the demo release whose meter is a CountingMeter over in-process counters with the
+ * Free plan's `perMinute` and `monthly` limits, asynchronous only (as the Redis counters are) or
+ * granting at once too; `ask` answers a request's status, the lookups it made (each a look at the
+ * current release) and its X-Quota-Remaining.
+ */
+async function meteredServer(t: Test, options: { async: boolean; perMinute: number; monthly: number }) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'one-path-meter-'));
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
   const demo = copyDemoRelease(path.join(work, 'releases'));
   const release = openRelease(path.join(demo.releasesDir, demo.file));
@@ -220,27 +226,48 @@ t.test('a meter that cannot grant at once (Redis): each request is looked up onc
   };
   const counting = new CountingMeter({
     plans: new PlanBook(
-      freePlan({ FREE_REQUESTS_PER_MINUTE: 1000, FREE_MONTHLY_QUOTA: 5000, FREE_MAX_PAGE_SIZE: 100 }),
+      freePlan({
+        FREE_REQUESTS_PER_MINUTE: options.perMinute,
+        FREE_MONTHLY_QUOTA: options.monthly,
+        FREE_MAX_PAGE_SIZE: 100,
+      }),
       store,
       5_000,
     ),
     counters: new MemoryCounters({ ledger: null, load: async () => 0 }),
   });
   // Only the asynchronous reserve, as the Redis counters have: the envelope must wait for the unit.
-  const meter: Meter = { reserve: (principal) => counting.reserve(principal) };
+  const meter: Meter = options.async ? { reserve: (principal) => counting.reserve(principal) } : counting;
   const accounts = cachedKeyVerifier(store, { ttlMs: 60_000 });
   const app = buildApp({ envelope: apiEnvelope({ releases, accounts, meter }), releases, accounts });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(() => app.close());
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const ask = async (p: string) => {
+  return async (p: string) => {
     const before = looks;
     const r = await fetch(base + p, { headers: { authorization: `Bearer ${key}` } });
     await r.text();
     return { status: r.status, looks: looks - before, remaining: r.headers.get('x-quota-remaining') };
   };
+}
+
+t.test('a meter that cannot grant at once (Redis): each request is looked up once', async (t) => {
+  const ask = await meteredServer(t, { async: true, perMinute: 1000, monthly: 5000 });
   t.same(await ask('/v1/ip/1.1.1.1'), { status: 200, looks: 1, remaining: '4999' });
   t.same(await ask('/v1/ip/23.228.249.10'), { status: 200, looks: 1, remaining: '4998' });
   t.same(await ask('/v1/asn/13335'), { status: 200, looks: 1, remaining: '4997' });
   t.same(await ask('/v1/domain/example.com/history'), { status: 200, looks: 1, remaining: '4996' });
+});
+
+t.test('a call the meter or its parameters refuse is never looked up', async (t) => {
+  for (const async of [false, true]) {
+    // Two per minute: the third request is refused 429 before any lookup.
+    const ask = await meteredServer(t, { async, perMinute: 2, monthly: 5000 });
+    const at = async ? 'asynchronous meter' : 'meter granting at once';
+    t.same(await ask('/v1/ip/1.1.1.1'), { status: 200, looks: 1, remaining: '4999' }, at);
+    // A bad query parameter: refused 422 with the unit given back, and nothing looked up.
+    t.same(await ask('/v1/ip/1.1.1.1/domains?limit=abc'), { status: 422, looks: 0, remaining: '4999' }, at);
+    t.same(await ask('/v1/ip/23.228.249.10'), { status: 200, looks: 1, remaining: '4998' }, at);
+    t.same(await ask('/v1/ip/8.8.8.8'), { status: 429, looks: 0, remaining: '4998' }, at);
+  }
 });
