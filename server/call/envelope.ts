@@ -19,7 +19,8 @@
  *    process); else when the key check, the meter or the counters have answered. Whether to wait
  *    is decided here only; transports never ask.
  *
- * The lookup runs once, after the unit is granted (docs/decisions/0016). Anything unexpected is logged and answered 500 `internal_error`.
+ * The lookup runs once, after the unit is granted (docs/decisions/0016). Anything unexpected is
+ * logged and answered 500 `internal_error`.
  */
 import type { KeyPrincipal } from '../../accounts/index.js';
 import { ApiError, QueryValidationError, type ValidationIssue } from '../../shared/errors.js';

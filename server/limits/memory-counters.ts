@@ -35,6 +35,11 @@ function ticketOf(request: TakeRequest, month: string, window: number): Ticket {
   };
 }
 
+/** The key of a month counter in `months`: `w:<workspace id>:<month>` or `p:<project id>:<month>`. */
+function counterKey(prefix: 'w' | 'p', id: string, month: string): string {
+  return `${prefix}:${id}:${month}`;
+}
+
 interface MinuteWindow {
   window: number;
   used: number;
@@ -46,8 +51,8 @@ export class MemoryCounters implements Counters {
   private readonly loading = new Map<string, Promise<number>>();
   private currentMonth = '';
   /**
-   * The current month's counter keys (`w:<id>:<month>`, `p:<id>:<month>`) by id: a take looks its
-   * keys up by the principal's ids instead of building them again (their hashes are kept with them).
+   * The current month's counter keys (counterKey) by id: a take looks its keys up by the
+   * principal's ids instead of building them again (their hashes are kept with them).
    */
   private workspaceKeys = new Map<string, string>();
   private projectKeys = new Map<string, string>();
@@ -55,7 +60,7 @@ export class MemoryCounters implements Counters {
   constructor(private readonly options: MemoryCountersOptions) {}
 
   private async ensure(scope: UsageScope, id: string, month: string): Promise<void> {
-    const key = `${scope[0]}:${id}:${month}`;
+    const key = counterKey(scope === 'workspace' ? 'w' : 'p', id, month);
     if (this.months.has(key)) return;
     let pending = this.loading.get(key);
     if (!pending) {
@@ -73,7 +78,7 @@ export class MemoryCounters implements Counters {
   /** The current month's key of a counter (`month` is the current month: monthFor's). */
   private keyOf(keys: Map<string, string>, prefix: 'w' | 'p', id: string, month: string): string {
     let key = keys.get(id);
-    if (key === undefined) keys.set(id, (key = `${prefix}:${id}:${month}`));
+    if (key === undefined) keys.set(id, (key = counterKey(prefix, id, month)));
     return key;
   }
 
@@ -174,8 +179,8 @@ export class MemoryCounters implements Counters {
       const used = this.months.get(key);
       if (used !== undefined) this.months.set(key, Math.max(0, used - units));
     };
-    lower(`w:${scope.workspaceId}:${scope.month}`);
-    if (scope.project) lower(`p:${scope.projectId}:${scope.month}`);
+    lower(counterKey('w', scope.workspaceId, scope.month));
+    if (scope.project) lower(counterKey('p', scope.projectId, scope.month));
   }
 
   /**
@@ -229,8 +234,8 @@ export class MemoryCounters implements Counters {
     const minute = this.minutes.get(workspaceId);
     return {
       minute: minute !== undefined && minute.window === window ? minute.used : 0,
-      month: this.months.get(`w:${workspaceId}:${month}`) ?? 0,
-      project: projectId === null ? 0 : (this.months.get(`p:${projectId}:${month}`) ?? 0),
+      month: this.months.get(counterKey('w', workspaceId, month)) ?? 0,
+      project: projectId === null ? 0 : (this.months.get(counterKey('p', projectId, month)) ?? 0),
     };
   }
 

@@ -4,8 +4,9 @@
  * in-process counters) and once with PostgreSQL + Redis (TEST_DATABASE_URL / TEST_REDIS_URL, or
  * this machine's defaults; skipped, with the reason, when they do not answer). The key's plan has
  * limits high enough that nothing is refused, so every request is counted. Servers take turns
- * within each run, each run starting with the next one, pinned to the same core; the Redis is a private redis-server pinned to that core
- * too, so its work is paid for out of the server's throughput.
+ * within each run, each run starting with the next one, pinned to the same core; the Redis is a
+ * private redis-server pinned to that core too, so its work is paid for out of the server's
+ * throughput.
  *
  * Besides req/s it reports CPU time per answered request (utime + stime from /proc of the server,
  * plus the private Redis for the shared variant). On a saturated core throughput is 1 / CPU per
