@@ -111,12 +111,32 @@ export interface RedisCountersOptions {
   log?: (message: string, error?: unknown) => void;
 }
 
+/** A take waiting for its batch's answer. */
+interface WaitingTake {
+  /** Its own request: taken from the in-process counters if Redis fails meanwhile. */
+  request: TakeRequest;
+  resolve(result: TakeResult): void;
+  reject(error: unknown): void;
+}
+
 /** Takes of the same counters and limits, sent to Redis together. */
 interface TakeBatch {
   /** The first take's request (the others differ only in `now`). */
   request: TakeRequest;
   month: string;
-  waiting: Array<{ resolve(result: TakeResult): void; reject(error: unknown): void }>;
+  waiting: WaitingTake[];
+}
+
+/** Whether a take of `month` under `request`'s limits joins `batch` (same counters, same limits). */
+function joins(batch: TakeBatch, request: TakeRequest, month: string): boolean {
+  const first = batch.request;
+  return (
+    first.projectId === request.projectId &&
+    batch.month === month &&
+    first.requestsPerMinute === request.requestsPerMinute &&
+    first.monthlyQuota === request.monthlyQuota &&
+    first.projectCap === request.projectCap
+  );
 }
 
 /** An error of Redis itself (unreachable, timed out): the caller falls back to in-process counters. */
@@ -131,13 +151,14 @@ export class RedisCounters implements Counters {
   private readonly lastSeen = new Map<string, number>();
   private recovering: Promise<void> | null = null;
   /**
-   * Takes waiting for the next flush, per counters and limits (takeFromRedis). A new map every turn,
-   * never `clear()`: a cleared (or rehashed) Map table keeps a pointer to its successor, so once one
-   * table has reached the old generation, every later table, and the takes, promises and request
-   * state they hold, survive young collections until the next full one
+   * Takes waiting for the next flush, per workspace, then per counters and limits (takeFromRedis):
+   * looked up by the workspace id the principal carries, no key text is built per take. A new map
+   * every turn, never `clear()`: a cleared (or rehashed) Map table keeps a pointer to its
+   * successor, so once one table has reached the old generation, every later table, and the takes,
+   * promises and request state they hold, survive young collections until the next full one
    * (docs/decisions/0037-no-per-turn-map-churn.md).
    */
-  private batches = new Map<string, TakeBatch>();
+  private batches = new Map<string, TakeBatch | TakeBatch[]>();
   private flushPending = false;
 
   constructor(private readonly options: RedisCountersOptions) {
@@ -182,18 +203,18 @@ export class RedisCounters implements Counters {
     await this.call(() => this.redis.set(this.monthKey(scope, id, month), used, 'PX', ttlMs, 'NX'));
   }
 
-  async take(request: TakeRequest): Promise<TakeResult> {
-    if (this.fallback && this.redis.status === 'ready') await this.recover();
-    if (!this.fallback) {
-      try {
-        return await this.takeFromRedis(request);
-      } catch (error) {
-        if (!(error instanceof RedisUnavailable)) throw error;
-        // The takes of a batch fail together: the first starts the fallback, the others use it.
-        if (!this.fallback) this.startFallback(error);
-      }
-    }
-    return this.fallback!.take(request);
+  /**
+   * A take from Redis (batched, takeFromRedis); while Redis is unreachable, from the in-process
+   * fallback, until Redis answers again. Redis failing under a batch moves its takes to the
+   * fallback (takeBatchFailed): the caller never sees Redis's own errors.
+   */
+  take(request: TakeRequest): Promise<TakeResult> {
+    return this.fallback === null ? this.takeFromRedis(request) : this.takeDuringOutage(request);
+  }
+
+  private async takeDuringOutage(request: TakeRequest): Promise<TakeResult> {
+    if (this.redis.status === 'ready') await this.recover();
+    return this.fallback === null ? this.takeFromRedis(request) : this.fallback.take(request);
   }
 
   /**
@@ -203,14 +224,20 @@ export class RedisCounters implements Counters {
    */
   private takeFromRedis(request: TakeRequest): Promise<TakeResult> {
     const month = monthOf(request.now);
-    const key = `${request.workspaceId}\0${request.projectId}\0${month}\0${request.requestsPerMinute}\0${request.monthlyQuota}\0${request.projectCap ?? -1}`;
     return new Promise<TakeResult>((resolve, reject) => {
-      let batch = this.batches.get(key);
-      if (batch === undefined) {
-        batch = { request, month, waiting: [] };
-        this.batches.set(key, batch);
+      const waiting: WaitingTake = { request, resolve, reject };
+      const held = this.batches.get(request.workspaceId);
+      if (held === undefined) {
+        // Most turns: one batch per workspace.
+        this.batches.set(request.workspaceId, { request, month, waiting: [waiting] });
+      } else if (!Array.isArray(held)) {
+        if (joins(held, request, month)) held.waiting.push(waiting);
+        else this.batches.set(request.workspaceId, [held, { request, month, waiting: [waiting] }]);
+      } else {
+        const batch = held.find((b) => joins(b, request, month));
+        if (batch !== undefined) batch.waiting.push(waiting);
+        else held.push({ request, month, waiting: [waiting] });
       }
-      batch.waiting.push({ resolve, reject });
       if (!this.flushPending) {
         this.flushPending = true;
         setImmediate(() => this.flush());
@@ -227,18 +254,38 @@ export class RedisCounters implements Counters {
     const batches = this.batches;
     this.batches = new Map();
     this.flushPending = false;
-    const stream = batches.size > 1 && this.redis.status === 'ready' ? this.redis.stream : null;
+    const several = batches.size > 1 || Array.isArray(batches.values().next().value);
+    const stream = several && this.redis.status === 'ready' ? this.redis.stream : null;
     stream?.cork();
     try {
-      for (const batch of batches.values()) {
-        this.takeBatch(batch).then(
-          (results) => batch.waiting.forEach((w, i) => w.resolve(results[i]!)),
-          (error: unknown) => batch.waiting.forEach((w) => w.reject(error)),
-        );
+      for (const held of batches.values()) {
+        if (Array.isArray(held)) for (const batch of held) this.sendBatch(batch);
+        else this.sendBatch(held);
       }
     } finally {
       stream?.uncork();
     }
+  }
+
+  private sendBatch(batch: TakeBatch): void {
+    this.takeBatch(batch).then(
+      (results) => {
+        const waiting = batch.waiting;
+        for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(results[i]!);
+      },
+      (error: unknown) => this.takeBatchFailed(batch, error),
+    );
+  }
+
+  /** Redis failed under a batch: its takes are taken from the fallback (started by the first). */
+  private takeBatchFailed(batch: TakeBatch, error: unknown): void {
+    if (!(error instanceof RedisUnavailable)) {
+      for (const w of batch.waiting) w.reject(error);
+      return;
+    }
+    if (!this.fallback) this.startFallback(error);
+    const fallback = this.fallback!;
+    for (const w of batch.waiting) fallback.take(w.request).then(w.resolve, w.reject);
   }
 
   private async takeBatch({ request, month, waiting }: TakeBatch): Promise<TakeResult[]> {
@@ -270,27 +317,28 @@ export class RedisCounters implements Counters {
       this.lastSeen.set(workspaceKey, monthUsed! + g);
       if (cap >= 0) this.lastSeen.set(projectKey, projectUsed! + g);
       const resetMs = window! + MINUTE_MS - redisNow!;
+      // One ticket for every granted take of the batch: tickets are read, never changed.
+      const ticket: Ticket = {
+        workspaceId: request.workspaceId,
+        projectId: request.projectId,
+        month,
+        window: window!,
+        project: cap >= 0,
+        where: 'redis',
+      };
+      const refused = OUTCOMES[refusal!] ?? 'rate_limited';
       const results: TakeResult[] = [];
       for (let i = 0; i < n; i++) {
         // The i-th take: after i units of the batch (at most all granted ones), plus its own if granted.
         const taken = Math.min(i, g) + (i < g ? 1 : 0);
         const result: TakeResult = {
-          outcome: i < g ? 'ok' : (OUTCOMES[refusal!] ?? 'rate_limited'),
+          outcome: i < g ? 'ok' : refused,
           minuteUsed: minuteUsed! + taken,
           resetMs,
           monthUsed: monthUsed! + taken,
           projectUsed: cap >= 0 ? projectUsed! + taken : 0,
         };
-        if (i < g) {
-          result.ticket = {
-            workspaceId: request.workspaceId,
-            projectId: request.projectId,
-            month,
-            window: window!,
-            project: cap >= 0,
-            where: 'redis',
-          };
-        }
+        if (i < g) result.ticket = ticket;
         results.push(result);
       }
       return results;

@@ -135,3 +135,44 @@ t.test('takes of different workspaces in one turn are counted apart', async (t) 
     ],
   );
 });
+
+t.test('takes of one workspace for two projects or two plans in one turn are batched apart', async (t) => {
+  // One workspace, three batches in one turn: project a under 1,000 per minute, project b under
+  // the same limits, project a under a plan of 2 per minute (the plan changed mid-turn).
+  const a = request('mixed', { projectId: 'mixed-a', projectCap: 10 });
+  const b = request('mixed', { projectId: 'mixed-b', projectCap: 10 });
+  const small = request('mixed', { projectId: 'mixed-a', projectCap: 10, requestsPerMinute: 2 });
+  // One unit of each project first: their month counters are then in Redis (no seeding below).
+  await counters.take(a);
+  await counters.take(b);
+  const before = scripts();
+  const results = await Promise.all([
+    counters.take(a),
+    counters.take(b),
+    counters.take(small),
+    counters.take(a),
+    counters.take(small),
+    counters.take(b),
+  ]);
+  t.equal(scripts() - before, 3, 'one script call per project and plan');
+  // The batches run in the order their first take came: a (2 units), b (2), then the small plan's,
+  // which finds the workspace's minute at 6 of 2 already.
+  t.same(
+    results.map((r) => [r.outcome, r.minuteUsed, r.monthUsed, r.projectUsed]),
+    [
+      ['ok', 3, 3, 2],
+      ['ok', 5, 5, 2],
+      ['rate_limited', 6, 6, 3],
+      ['ok', 4, 4, 3],
+      ['rate_limited', 6, 6, 3],
+      ['ok', 6, 6, 3],
+    ],
+  );
+  // Every granted take of a batch carries the same ticket, naming its own project.
+  t.equal(results[0]!.ticket, results[3]!.ticket);
+  t.same(
+    results.map((r) => r.ticket?.projectId ?? null),
+    ['mixed-a', 'mixed-b', null, 'mixed-a', null, 'mixed-b'],
+  );
+  t.equal(monthOf(Date.now()), results[0]!.ticket!.month);
+});
