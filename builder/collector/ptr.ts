@@ -13,7 +13,7 @@ import type { StateDb } from '../state.js';
 import { parseIp } from '../../shared/ip.js';
 import { outcomeClass } from '../../shared/vocabulary.js';
 import type { DnsClientStats, QueryClient } from './dns-client.js';
-import { emptyOutcomes, pumpQueries, type OutcomeCounts } from './query-pump.js';
+import { emptyOutcomes, pumpQueries, queueAheadFor, type OutcomeCounts } from './query-pump.js';
 
 export interface PtrSummary {
   /** IPs in the current answers. */
@@ -36,6 +36,8 @@ export interface PtrOptions {
   progress?: (line: string) => void;
   progressEveryMs?: number;
   maxInFlight: number;
+  /** Queries per second at most (0: no cap): how far ahead the pump queues. */
+  maxQps: number;
   batchSize?: number;
 }
 
@@ -138,7 +140,7 @@ export async function collectPtr(
         total: target,
         answeredBefore: resumed,
         outcomes,
-        queueAhead: options.maxInFlight * 4,
+        queueAhead: queueAheadFor(options.maxInFlight, options.maxQps),
         signal: options.signal,
         progress: options.progress,
         progressEveryMs: options.progressEveryMs,

@@ -20,7 +20,7 @@ import type { Outcome } from '../../shared/vocabulary.js';
 import { nowEpoch } from '../../shared/time.js';
 import type { DnsClientStats, QueryClient, ResolverAddress } from './dns-client.js';
 import { WorkerDnsClient } from './worker-client.js';
-import { emptyOutcomes, pumpQueries, type OutcomeCounts } from './query-pump.js';
+import { emptyOutcomes, pumpQueries, queueAheadFor, type OutcomeCounts } from './query-pump.js';
 import { collectPtr, type PtrSummary } from './ptr.js';
 
 export interface CollectOptions {
@@ -254,7 +254,7 @@ async function collectForward(
         total,
         answeredBefore: resumedAnswers,
         outcomes,
-        queueAhead: options.maxInFlight * 4,
+        queueAhead: queueAheadFor(options.maxInFlight, options.maxQps),
         signal: options.signal,
         progress: options.progress,
         progressEveryMs: options.progressEveryMs,

@@ -1,15 +1,19 @@
 /**
- * A DnsClient in a worker thread (dns-worker.ts), with the same interface: queries are posted to
- * the worker in batches (all those queued in one turn of the event loop), and results come back in
+ * A DnsClient in worker threads (dns-worker.ts), with the same interface: queries are posted to a
+ * worker in batches (all those queued in one turn of the event loop), and results come back in
  * batches. Sending a datagram to a resolver on the same machine costs the sender most of the
  * receiver's network stack too (the profile had a third of the collector's time in dgram's send);
  * in a worker it runs beside the main thread's state machine and SQLite batches instead of between
  * them (docs/decisions/0010-collector-worker.md).
  *
- * Retries, TCP fallback, the caps and the outcome of every answer are DnsClient's, unchanged.
+ * With more than one worker (`threads`), each has its own socket and its share of the caps (in
+ * flight, queries per second), so the resolver sees the same limits as from one; each batch goes to
+ * the worker with the fewest queries pending. Retries, TCP fallback, the caps and the outcome of
+ * every answer are DnsClient's, unchanged.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { OUTCOMES } from '../../shared/vocabulary.js';
 import type { DnsClientOptions, DnsClientStats, QueryClient, QueryResult, QueryType } from './dns-client.js';
@@ -29,9 +33,36 @@ type Callback = (result: QueryResult) => void;
 
 const TYPE_CODE: Record<QueryType, number> = { A: 0, AAAA: 1, PTR: 2 };
 
+/**
+ * DNS worker threads by default: two where the machine has more than one core (a single socket's
+ * worker was the busiest thread of a round, at 82 % of a core, with the main thread at 28 % and a
+ * core's worth idle; docs/decisions/0010-collector-worker.md), else one.
+ */
+export function defaultDnsThreads(): number {
+  return os.availableParallelism() > 1 ? 2 : 1;
+}
+
+/** `total` split into `parts` shares that add up to it (the first ones one more). */
+function shares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+
+interface DnsThread {
+  worker: Worker;
+  /** Queries posted to it and not answered yet. */
+  pending: number;
+  /** Its DnsClient's last stats: sent, retries, tcp, stray. */
+  stats: [number, number, number, number];
+}
+
+export interface WorkerDnsClientOptions extends DnsClientOptions {
+  /** Worker threads, each with its own socket (default: defaultDnsThreads()). */
+  threads?: number;
+}
+
 export class WorkerDnsClient implements QueryClient {
   readonly stats: DnsClientStats = { sent: 0, retries: 0, tcp: 0, stray: 0 };
-  private readonly worker: Worker;
+  private readonly threads: DnsThread[];
   private readonly callbacks = new Map<number, Callback>();
   private nextSeq = 0;
   private outFirst = 0;
@@ -40,16 +71,28 @@ export class WorkerDnsClient implements QueryClient {
   private scheduled = false;
   private closed = false;
 
-  constructor(options: DnsClientOptions) {
+  constructor(options: WorkerDnsClientOptions) {
+    const { threads: asked, ...clientOptions } = options;
+    // Never more threads than units of the in-flight cap: each needs at least one.
+    const count = Math.max(1, Math.min(asked ?? defaultDnsThreads(), options.maxInFlight));
+    const inFlight = shares(options.maxInFlight, count);
     const url = new URL(`./dns-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-    this.worker = new Worker(url, { workerData: options });
-    this.worker.on('message', (m: FromWorker) => this.onResults(m));
-    // An error in the worker is thrown here ('error' has no listener): the round stops and the
-    // next collect resumes it, as with an error in the main thread.
-    this.worker.on('exit', (code) => {
-      if (!this.closed) throw new Error(`the DNS worker thread exited (code ${code}) with queries pending`);
+    this.threads = inFlight.map((maxInFlight) => {
+      const workerData: DnsClientOptions = {
+        ...clientOptions,
+        maxInFlight,
+        maxQps: options.maxQps > 0 ? options.maxQps / count : 0,
+      };
+      const thread: DnsThread = { worker: new Worker(url, { workerData }), pending: 0, stats: [0, 0, 0, 0] };
+      thread.worker.on('message', (m: FromWorker) => this.onResults(thread, m));
+      // An error in a worker is thrown here ('error' has no listener): the round stops and the
+      // next collect resumes it, as with an error in the main thread.
+      thread.worker.on('exit', (code) => {
+        if (!this.closed) throw new Error(`a DNS worker thread exited (code ${code}) with queries pending`);
+      });
+      thread.worker.unref();
+      return thread;
     });
-    this.worker.unref();
   }
 
   /** Queries queued or in flight. */
@@ -61,7 +104,7 @@ export class WorkerDnsClient implements QueryClient {
   query(name: string, type: QueryType, callback: Callback): void {
     if (this.closed) throw new Error('DnsClient is closed');
     // Keep the process alive while queries are out.
-    if (this.callbacks.size === 0) this.worker.ref();
+    if (this.callbacks.size === 0) for (const t of this.threads) t.worker.ref();
     const seq = this.nextSeq++;
     this.callbacks.set(seq, callback);
     if (this.outNames.length === 0) this.outFirst = seq;
@@ -81,23 +124,56 @@ export class WorkerDnsClient implements QueryClient {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.worker.postMessage({ close: true } satisfies ToWorker);
-    void this.worker.terminate();
+    for (const t of this.threads) {
+      t.worker.postMessage({ close: true } satisfies ToWorker);
+      void t.worker.terminate();
+    }
   }
 
+  /**
+   * This turn's queries, split between the workers so that their pending queries come out as even
+   * as they can (consecutive numbers to each: a message carries its first number).
+   */
   private post(): void {
     this.scheduled = false;
-    if (this.outNames.length === 0 || this.closed) return;
-    const message: ToWorker = { first: this.outFirst, names: this.outNames, types: this.outTypes };
+    const names = this.outNames;
+    const types = this.outTypes;
+    if (names.length === 0 || this.closed) return;
     this.outNames = [];
     this.outTypes = [];
-    this.worker.postMessage(message);
+    const threads = this.threads;
+    let total = names.length;
+    for (const t of threads) total += t.pending;
+    const even = Math.ceil(total / threads.length);
+    let from = 0;
+    for (let i = 0; i < threads.length && from < names.length; i++) {
+      const thread = threads[i]!;
+      const last = i === threads.length - 1;
+      const to = last ? names.length : Math.min(names.length, from + Math.max(0, even - thread.pending));
+      if (to === from) continue;
+      const message: ToWorker = {
+        first: this.outFirst + from,
+        names: names.slice(from, to),
+        types: types.slice(from, to),
+      };
+      thread.pending += to - from;
+      thread.worker.postMessage(message);
+      from = to;
+    }
   }
 
-  private onResults(m: FromWorker): void {
+  private onResults(thread: DnsThread, m: FromWorker): void {
+    thread.stats = m.stats;
     const s = this.stats;
-    [s.sent, s.retries, s.tcp, s.stray] = m.stats;
+    s.sent = s.retries = s.tcp = s.stray = 0;
+    for (const t of this.threads) {
+      s.sent += t.stats[0];
+      s.retries += t.stats[1];
+      s.tcp += t.stats[2];
+      s.stray += t.stats[3];
+    }
     const r = JSON.parse(m.results) as Array<number | string[]>;
+    thread.pending -= r.length / 5;
     for (let i = 0; i < r.length; i += 5) {
       const seq = r[i] as number;
       const callback = this.callbacks.get(seq)!;
@@ -111,6 +187,6 @@ export class WorkerDnsClient implements QueryClient {
         tcp: (attempts & 1) === 1,
       });
     }
-    if (this.callbacks.size === 0) this.worker.unref();
+    if (this.callbacks.size === 0) for (const t of this.threads) t.worker.unref();
   }
 }

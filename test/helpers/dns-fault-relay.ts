@@ -3,7 +3,9 @@
  * are forwarded and answered as the server answers, except for the names a rule picks, whose
  * queries are dropped (timeout), answered SERVFAIL, answered with the server's answer cut short
  * (malformed) or with its answer records in reverse order. TCP connections are passed through.
- * Counts every UDP query per `name/type`.
+ * Counts every UDP query per `name/type`, and the most queries forwarded and not yet answered at
+ * once (what the server sees in flight), with answers held `delayMs` when set. Clients may send
+ * from several sockets with the same query ids: each forwarded query gets an id of the relay's own.
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -25,6 +27,12 @@ export interface FaultRelay {
   port: number;
   /** UDP queries seen per `name/type` (name lowercase). */
   counts: Map<string, number>;
+  /** Client sockets (address:port) UDP queries came from. */
+  clients: Set<string>;
+  /** The most UDP queries forwarded and not yet answered at once, since the start or the last reset. */
+  maxInFlight(): number;
+  /** Holds every answer this long before it goes back (0: none); resets maxInFlight. */
+  setDelay(ms: number): void;
   setRules(rules: FaultRule[]): void;
   stop(): Promise<void>;
 }
@@ -35,12 +43,17 @@ export async function startFaultRelay(
 ): Promise<FaultRelay> {
   let active = rules.map((r) => ({ ...r, left: r.times ?? Infinity }));
   const counts = new Map<string, number>();
+  const clients = new Set<string>();
   const host = '127.0.0.1';
   const port = await freePort();
   const front = dgram.createSocket('udp4');
   const back = dgram.createSocket('udp4');
-  /** Upstream id → client and fault to apply to the answer. */
-  const waiting = new Map<number, { address: string; port: number; fault: Fault | null }>();
+  /** The relay's upstream id → client, its own id and the fault to apply to the answer. */
+  const waiting = new Map<number, { address: string; port: number; id: number; fault: Fault | null }>();
+  let nextUpstreamId = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let delayMs = 0;
   front.on('message', (msg, rinfo) => {
     let query: dnsPacket.DecodedPacket;
     try {
@@ -50,6 +63,7 @@ export async function startFaultRelay(
     }
     const q = query.questions?.[0];
     if (!q) return;
+    clients.add(`${rinfo.address}:${rinfo.port}`);
     const key = `${q.name.toLowerCase()}/${q.type}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     const rule = active.find(
@@ -68,8 +82,15 @@ export async function startFaultRelay(
       front.send(answer, rinfo.port, rinfo.address);
       return;
     }
-    waiting.set(msg.readUInt16BE(0), { address: rinfo.address, port: rinfo.port, fault });
-    back.send(msg, upstream.port, upstream.host);
+    let upstreamId = nextUpstreamId;
+    while (waiting.has(upstreamId)) upstreamId = (upstreamId + 1) & 0xffff;
+    nextUpstreamId = (upstreamId + 1) & 0xffff;
+    waiting.set(upstreamId, { address: rinfo.address, port: rinfo.port, id: query.id!, fault });
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    const forwarded = Buffer.from(msg);
+    forwarded.writeUInt16BE(upstreamId, 0);
+    back.send(forwarded, upstream.port, upstream.host);
   });
   back.on('message', (msg) => {
     const id = msg.readUInt16BE(0);
@@ -89,7 +110,14 @@ export async function startFaultRelay(
         answers: [...(packet.answers ?? [])].reverse(),
       } as dnsPacket.Packet);
     }
-    front.send(out, client.port, client.address);
+    const answer = Buffer.from(out);
+    answer.writeUInt16BE(client.id, 0);
+    const reply = () => {
+      inFlight--;
+      front.send(answer, client.port, client.address);
+    };
+    if (delayMs > 0) setTimeout(reply, delayMs);
+    else reply();
   });
   await new Promise<void>((resolve) => front.bind(port, host, resolve));
   await new Promise<void>((resolve) => back.bind(0, host, resolve));
@@ -104,6 +132,12 @@ export async function startFaultRelay(
     host,
     port,
     counts,
+    clients,
+    maxInFlight: () => maxInFlight,
+    setDelay(ms) {
+      delayMs = ms;
+      maxInFlight = inFlight;
+    },
     setRules(next) {
       active = next.map((r) => ({ ...r, left: r.times ?? Infinity }));
     },
