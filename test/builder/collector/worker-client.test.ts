@@ -29,6 +29,23 @@ async function setup(t: { teardown: (fn: () => Promise<void>) => void }) {
   return relay;
 }
 
+/** A client of two threads (asked for) under the given caps, closed at the end of the test. */
+function twoThreads(
+  t: { teardown: (fn: () => void) => void },
+  relay: { host: string; port: number },
+  caps: { maxQps: number; maxInFlight: number },
+): WorkerDnsClient {
+  const client = new WorkerDnsClient({
+    resolver: { host: relay.host, port: relay.port },
+    timeoutMs: 2_000,
+    retries: 0,
+    ...caps,
+    threads: 2,
+  });
+  t.teardown(() => client.close());
+  return client;
+}
+
 function askAll(client: WorkerDnsClient, names: string[]): Promise<QueryResult[]> {
   return Promise.all(names.map((n) => client.resolve(n, 'A')));
 }
@@ -36,15 +53,7 @@ function askAll(client: WorkerDnsClient, names: string[]): Promise<QueryResult[]
 t.test('two threads: each query answered with its own answer, at most maxInFlight in flight', async (t) => {
   const relay = await setup(t);
   relay.setDelay(20);
-  const client = new WorkerDnsClient({
-    resolver: { host: relay.host, port: relay.port },
-    timeoutMs: 2_000,
-    retries: 0,
-    maxQps: 0,
-    maxInFlight: 8,
-    threads: 2,
-  });
-  t.teardown(() => client.close());
+  const client = twoThreads(t, relay, { maxQps: 0, maxInFlight: 8 });
   const results = await askAll(client, NAMES);
   t.same(
     results.map((r) => [r.outcome, r.values]),
@@ -59,15 +68,7 @@ t.test('two threads: each query answered with its own answer, at most maxInFligh
 t.test('never more threads than the in-flight cap allows', async (t) => {
   const relay = await setup(t);
   relay.setDelay(5);
-  const client = new WorkerDnsClient({
-    resolver: { host: relay.host, port: relay.port },
-    timeoutMs: 2_000,
-    retries: 0,
-    maxQps: 0,
-    maxInFlight: 1,
-    threads: 2,
-  });
-  t.teardown(() => client.close());
+  const client = twoThreads(t, relay, { maxQps: 0, maxInFlight: 1 });
   const results = await askAll(client, NAMES.slice(0, 20));
   t.same(
     results.map((r) => r.outcome),
@@ -79,15 +80,7 @@ t.test('never more threads than the in-flight cap allows', async (t) => {
 
 t.test('the queries-per-second cap is shared by the threads', async (t) => {
   const relay = await setup(t);
-  const client = new WorkerDnsClient({
-    resolver: { host: relay.host, port: relay.port },
-    timeoutMs: 2_000,
-    retries: 0,
-    maxQps: 100,
-    maxInFlight: 8,
-    threads: 2,
-  });
-  t.teardown(() => client.close());
+  const client = twoThreads(t, relay, { maxQps: 100, maxInFlight: 8 });
   // The threads started (their start is not what is measured).
   await askAll(client, NAMES.slice(100, 102));
   const started = performance.now();
