@@ -19,8 +19,9 @@ export function formatOutcomes(o: OutcomeCounts): string {
 /**
  * Queries to keep queued in the client besides those in flight (PumpOptions.queueAhead). The
  * client's workers return results every few milliseconds and the pump tops their queues up only
- * then: with 4 × maxInFlight a worker's queue ran dry between two top-ups, with 16 × it does not
- * (`make bench-collect`, two DNS threads: 145,809 q/s against 157,000–158,280). Under a
+ * then, so a short queue can run dry between two top-ups (the likely reason, not measured, why
+ * `make bench-collect` with two DNS threads did 145,809 q/s with 4 × maxInFlight and
+ * 156,999–158,280 with 16 ×). Under a
  * queries-per-second cap, at most a quarter of a second of queries more, so that an interrupted
  * round, which lets the queued queries finish, still stops within about that.
  */

@@ -7,8 +7,8 @@
  * them (docs/decisions/0010-collector-worker.md).
  *
  * With more than one worker (`threads`), each has its own socket and its share of the caps (in
- * flight, queries per second), so the resolver sees the same limits as from one; each batch goes to
- * the worker with the fewest queries pending. Retries, TCP fallback, the caps and the outcome of
+ * flight, queries per second), so the resolver sees the same limits as from one; each turn's
+ * queries are split so that the workers' pending queries come out even. Retries, TCP fallback, the caps and the outcome of
  * every answer are DnsClient's, unchanged.
  */
 import path from 'node:path';
@@ -34,9 +34,9 @@ type Callback = (result: QueryResult) => void;
 const TYPE_CODE: Record<QueryType, number> = { A: 0, AAAA: 1, PTR: 2 };
 
 /**
- * DNS worker threads by default: two where the machine has more than one core (a single socket's
- * worker was the busiest thread of a round, at 82 % of a core, with the main thread at 28 % and a
- * core's worth idle; docs/decisions/0010-collector-worker.md), else one.
+ * DNS worker threads by default: two where the machine has more than one core (with one, its
+ * socket worker was the busiest thread of a round, at 82 % of a core, with the main thread at 28 %
+ * and a core's worth idle; docs/decisions/0010-collector-worker.md), else one.
  */
 export function defaultDnsThreads(): number {
   return os.availableParallelism() > 1 ? 2 : 1;

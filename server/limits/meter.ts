@@ -193,11 +193,6 @@ export class CountingMeter implements Meter {
       result.sent,
     );
   }
-
-  private keptBy(principal: KeyPrincipal): (() => void) | undefined {
-    const onKept = this.options.onKept;
-    return onKept && (() => onKept(principal));
-  }
 }
 
 class CountedReservation implements Reservation {

@@ -158,7 +158,7 @@ export class RedisCounters implements Counters {
    * promises and request state they hold, survive young collections until the next full one
    * (docs/decisions/0037-no-per-turn-map-churn.md).
    */
-  private batches = new Map<string, TakeBatch | TakeBatch[]>();
+  private batches = new Map<string, TakeBatch[]>();
   private flushPending = false;
 
   constructor(private readonly options: RedisCountersOptions) {
@@ -226,18 +226,15 @@ export class RedisCounters implements Counters {
     const month = monthOf(request.now);
     return new Promise<TakeResult>((resolve, reject) => {
       const waiting: WaitingTake = { request, resolve, reject };
-      const held = this.batches.get(request.workspaceId);
-      if (held === undefined) {
-        // Most turns: one batch per workspace.
-        this.batches.set(request.workspaceId, { request, month, waiting: [waiting] });
-      } else if (!Array.isArray(held)) {
-        if (joins(held, request, month)) held.waiting.push(waiting);
-        else this.batches.set(request.workspaceId, [held, { request, month, waiting: [waiting] }]);
-      } else {
-        const batch = held.find((b) => joins(b, request, month));
-        if (batch !== undefined) batch.waiting.push(waiting);
-        else held.push({ request, month, waiting: [waiting] });
+      let held = this.batches.get(request.workspaceId);
+      if (held === undefined) this.batches.set(request.workspaceId, (held = []));
+      // Most turns hold one batch per workspace; another project or plan starts one of its own.
+      let batch: TakeBatch | undefined;
+      for (let i = 0; i < held.length && batch === undefined; i++) {
+        if (joins(held[i]!, request, month)) batch = held[i];
       }
+      if (batch !== undefined) batch.waiting.push(waiting);
+      else held.push({ request, month, waiting: [waiting] });
       if (!this.flushPending) {
         this.flushPending = true;
         setImmediate(() => this.flush());
@@ -254,14 +251,11 @@ export class RedisCounters implements Counters {
     const batches = this.batches;
     this.batches = new Map();
     this.flushPending = false;
-    const several = batches.size > 1 || Array.isArray(batches.values().next().value);
+    const several = batches.size > 1 || (batches.values().next().value?.length ?? 0) > 1;
     const stream = several && this.redis.status === 'ready' ? this.redis.stream : null;
     stream?.cork();
     try {
-      for (const held of batches.values()) {
-        if (Array.isArray(held)) for (const batch of held) this.sendBatch(batch);
-        else this.sendBatch(held);
-      }
+      for (const held of batches.values()) for (const batch of held) this.sendBatch(batch);
     } finally {
       stream?.uncork();
     }
