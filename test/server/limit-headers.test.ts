@@ -33,6 +33,20 @@ interface Seen {
   id: string;
 }
 
+/**
+ * Until the server's Redis client is ready (its /health says `cache: ok`). A replica listens before
+ * that, and a take it is asked for meanwhile counts in the replica (the fallback, added to Redis
+ * once it answers): a replica whose first requests came that early once reported 1, 1, 2, 4, ….
+ */
+async function awaitCache(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const body = (await (await fetch(`${url}/health`)).json()) as { checks?: { cache?: string } };
+    if (body.checks?.cache === 'ok') return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`${url}: /health never said cache: ok`);
+}
+
 /** REQUESTS pings one after another, each on a connection of its own, to `urls` in turn. */
 async function oneAfterAnother(t: Test, urls: string[], key: string): Promise<Seen[]> {
   const seen: Seen[] = [];
@@ -124,6 +138,7 @@ t.test('two replicas on PostgreSQL and Redis: the same, alternating between them
   );
   const key = /\bkey: (sk_[A-Za-z0-9]+)/.exec(created)![1]!;
   const servers: SpawnedServer[] = await Promise.all([spawnServer(t, env), spawnServer(t, env)]);
+  for (const s of servers) await awaitCache(s.url);
   await awaitMinuteRoom(30);
   const seen = await oneAfterAnother(
     t,
