@@ -15,6 +15,7 @@ import { copyDemoRelease } from '../helpers/demo-release.js';
 import {
   TEST_DATABASE_URL,
   TEST_REDIS_URL,
+  awaitCache,
   awaitMinuteRoom,
   get,
   requireSharedStores,
@@ -31,20 +32,6 @@ interface Seen {
   used: number;
   remaining: number;
   id: string;
-}
-
-/**
- * Until the server's Redis client is ready (its /health says `cache: ok`). A replica listens before
- * that, and a take it is asked for meanwhile counts in the replica (the fallback, added to Redis
- * once it answers): a replica whose first requests came that early once reported 1, 1, 2, 4, ….
- */
-async function awaitCache(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const body = (await (await fetch(`${url}/health`)).json()) as { checks?: { cache?: string } };
-    if (body.checks?.cache === 'ok') return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${url}: /health never said cache: ok`);
 }
 
 /** REQUESTS pings one after another, each on a connection of its own, to `urls` in turn. */

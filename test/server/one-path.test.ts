@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   TEST_REDIS_URL,
+  awaitCache,
   requireSharedStores,
   startKeyedMeteredServer,
   uniqueNamespace,
@@ -126,13 +127,7 @@ t.test('the Redis meter (waiting) answers exactly as the in-process meter', asyn
   const memory = await startKeyedMeteredServer(t);
   // Until its Redis connection is up a server counts in-process (and its minute window starts over
   // once Redis answers): begin when /health sees the cache.
-  for (let i = 0; i < 100; i++) {
-    const health = JSON.parse((await redis.server.get('/health', { key: null })).text) as {
-      checks: { cache: string };
-    };
-    if (health.checks.cache === 'ok') break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await awaitCache(redis.server.url);
   for (const c of REQUESTS) {
     const x = await redis.server.get(c.path, { key: redis.key });
     const y = await memory.server.get(c.path, { key: memory.key });
