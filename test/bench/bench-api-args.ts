@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { PEER_ADDRESSES } from './public-addresses.js';
 
 export interface BenchApiArgs {
   releasesDir: string;
@@ -25,6 +26,8 @@ export interface BenchApiArgs {
   onlyPeer: boolean;
   /** Rounds of the peer section, each one run of ours then one of the peer. */
   peerRounds: number;
+  /** Uniform random public IPv4 addresses the peer section asks (public-addresses.ts). */
+  peerAddresses: number;
   /** An MMDB file exported before from the release under test, instead of exporting it again. */
   mmdb: string | undefined;
 }
@@ -69,6 +72,8 @@ export function parseBenchApiArgs(argv: string[], env: NodeJS.ProcessEnv, root: 
       'only-peer': { type: 'boolean', default: false },
       /** Rounds of the peer section (ours, peer, ours, peer, …). */
       'peer-rounds': { type: 'string', default: String(PEER_ROUNDS) },
+      /** How many uniform random public IPv4 addresses the peer section asks both servers. */
+      'peer-addresses': { type: 'string', default: String(PEER_ADDRESSES) },
       /** The peer reads this MMDB file (exported before from the same release) instead of a new export. */
       mmdb: { type: 'string' },
     },
@@ -105,6 +110,7 @@ export function parseBenchApiArgs(argv: string[], env: NodeJS.ProcessEnv, root: 
     skipPeer: values['skip-peer'],
     onlyPeer: values['only-peer'],
     peerRounds: positiveInteger('peer-rounds', values['peer-rounds']),
+    peerAddresses: positiveInteger('peer-addresses', values['peer-addresses']),
     mmdb,
   };
 }

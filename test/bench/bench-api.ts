@@ -8,7 +8,7 @@
  *
  *   node dist/test/bench/bench-api.js --releases var/bench/releases [--seconds 10] [--runs 3]
  *     [--workers 1,2,4,8] [--skip-metering] [--skip-workers] [--only-workers] [--rest-only] [--scenario history]
- *     [--skip-peer] [--only-peer] [--peer-rounds 3] [--mmdb var/bench/ipscope.mmdb]
+ *     [--skip-peer] [--only-peer] [--peer-rounds 3] [--peer-addresses 100000] [--mmdb var/bench/ipscope.mmdb]
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -242,12 +242,13 @@ async function main(): Promise<void> {
     );
     for (const line of lines) console.log(line);
   };
-  // Issue 35: /v1/ip uniform against the MMDB peer, runs alternating (bench-peer.ts); its target line.
+  // Issue 35: /v1/ip on random public addresses against the MMDB peer, runs alternating (bench-peer.ts).
   const peer = async (ours?: { child: ChildProcess; port: number }): Promise<string> => {
     const r = await benchPeer({
       ...serverBench,
       root,
       rounds: args.peerRounds,
+      addresses: args.peerAddresses,
       ...(args.mmdb !== undefined && { mmdb: args.mmdb }),
       work,
       warmUpSeconds: WARM_UP_SECONDS,

@@ -2,10 +2,14 @@
  * The MMDB peer section of `make bench-api` (issue 35): `/v1/ip` uniform, metered with a real key
  * and the full answer, against the server a user who only needs IP → network would run instead:
  * the same release exported with `builder export mmdb`, read by the npm `maxmind` reader behind
- * bare node:http (mmdb-peer-server.ts), on the same addresses. One core each (the same one, taking
- * turns), wrk on the other; the runs alternate (ours, peer, ours, peer, …), so that a machine that
- * slows down or speeds up during the section weighs on both alike. Prints req/s, CPU µs per
- * request and p99 per run, the answers' mean sizes, and the target: ours at least the peer's req/s.
+ * bare node:http (mmdb-peer-server.ts), on the same addresses: uniform random public IPv4
+ * addresses, as issue 35 measured it (public-addresses.ts). One core each (the same one, taking
+ * turns), wrk on the other; the runs alternate (ours, peer, floor, ours, …), so that a machine that
+ * slows down or speeds up during the section weighs on all alike. The floor is the bare node:http
+ * server of the REST section (bare-http-server.ts) sending the exact bytes ours sent for the first
+ * FLOOR_SAMPLE addresses: what any server answering through node:http with our answers could
+ * reach, lookups and metering aside. Prints req/s, CPU µs per request and p99 per run, the
+ * answers' mean sizes, and the target: ours at least the peer's req/s.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -13,10 +17,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import maxmind from 'maxmind';
 import { request } from 'undici';
+import fs from 'node:fs';
 import { currentReleaseFile } from '../../builder/release/publish.js';
 import { openRelease } from '../../shared/queries/index.js';
 import { settled, withCpuPerRequest, type ServerBenchOptions } from './processes.js';
+import { randomPublicIpv4 } from './public-addresses.js';
 import { runWrk, spread, summarize, type WrkResult } from './wrk.js';
+import { BARE_SERVER, capturedLine } from './captured.js';
 
 /** The compiled peer server, beside this module. */
 export const PEER_SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'mmdb-peer-server.js');
@@ -28,6 +35,8 @@ export interface PeerBenchOptions extends ServerBenchOptions {
   root: string;
   /** Rounds: one run of ours, then one of the peer, each. */
   rounds: number;
+  /** How many uniform random public IPv4 addresses both servers are asked (public-addresses.ts). */
+  addresses: number;
   /** An MMDB file exported before from the release under test; none: export it into `work`. */
   mmdb?: string;
   work: string;
@@ -69,6 +78,42 @@ async function peerFile(o: PeerBenchOptions, id: string): Promise<{ file: string
   );
   if (run.status !== 0) throw new Error(`builder export mmdb failed:\n${run.stdout}${run.stderr}`);
   return { file, line: run.stderr.trim() };
+}
+
+/** Addresses whose answers give the peer's mean body size (the first ones of the list). */
+const SIZE_SAMPLE = 5_000;
+
+/** Addresses whose answers from ours the floor server replays (the first ones of the list). */
+const FLOOR_SAMPLE = 20_000;
+
+/**
+ * Our answers to `paths` (each asked once, 16 at a time) as the bare server's file; fails on a
+ * non-200. Returns their mean body size.
+ */
+async function captureOurs(
+  base: string,
+  paths: string[],
+  headers: Record<string, string>,
+  file: string,
+): Promise<number> {
+  const lines: string[] = new Array<string>(paths.length);
+  let total = 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < paths.length) {
+        const i = next++;
+        const r = await request(base + paths[i]!, { headers });
+        const body = await r.body.text();
+        if (r.statusCode !== 200)
+          throw new Error(`${base}${paths[i]}: ${r.statusCode} ${body.slice(0, 300)}`);
+        total += Buffer.byteLength(body);
+        lines[i] = capturedLine('GET', paths[i]!, r.statusCode, r.headers, body);
+      }
+    }),
+  );
+  fs.writeFileSync(file, lines.join(''));
+  return total / paths.length;
 }
 
 /** Mean body bytes of the answers to `paths` (each asked once, 16 at a time); fails on a non-200. */
@@ -127,33 +172,46 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
       o.limits,
     ));
   const headers = { authorization: `Bearer ${o.key}` };
-  const sides = [
-    { name: 'ours', child: own.child, url: `http://127.0.0.1:${own.port}`, headers },
-    { name: 'peer', child: peer.child, url: `http://127.0.0.1:${peer.port}`, headers: {} },
-  ];
+  let floor: Awaited<ReturnType<PeerBenchOptions['startProcess']>> | undefined;
   try {
     await settled(own.child.pid!);
     await settled(peer.child.pid!);
-    const bytes = [];
-    for (const s of sides) bytes.push(await meanBodyBytes(s.url, o.paths, s.headers));
-    const common = { paths: o.paths, connections: o.connections, cpu: o.wrkCpu };
+    const paths = randomPublicIpv4(o.addresses).map((ip) => `/v1/ip/${ip}`);
+    const floorPaths = paths.slice(0, FLOOR_SAMPLE);
+    const captured = path.join(o.work, 'peer-floor.ndjson');
+    const ourBytes = await captureOurs(`http://127.0.0.1:${own.port}`, floorPaths, headers, captured);
+    floor = await o.startProcess([BARE_SERVER, captured], o.cpu);
+    const sides = [
+      { name: 'ours', child: own.child, url: `http://127.0.0.1:${own.port}`, headers, paths },
+      { name: 'peer', child: peer.child, url: `http://127.0.0.1:${peer.port}`, headers: {}, paths },
+      {
+        name: 'floor',
+        child: floor.child,
+        url: `http://127.0.0.1:${floor.port}`,
+        headers,
+        paths: floorPaths,
+      },
+    ];
+    const peerBytes = await meanBodyBytes(sides[1]!.url, paths.slice(0, SIZE_SAMPLE), {});
+    const common = { connections: o.connections, cpu: o.wrkCpu };
     for (const s of sides)
-      await runWrk({ ...common, url: s.url, headers: s.headers, seconds: o.warmUpSeconds });
+      await runWrk({ ...common, url: s.url, headers: s.headers, paths: s.paths, seconds: o.warmUpSeconds });
     const results = sides.map(() => ({ wrk: [] as WrkResult[], cpuUs: [] as number[] }));
     const version = (createRequire(import.meta.url)('maxmind/package.json') as { version: string }).version;
     lines.push(
       '',
-      `MMDB peer (issue 35): /v1/ip uniform, ${new Set(o.paths).size} IPs, metered (a real key), the full answer, ` +
+      `MMDB peer (issue 35): /v1/ip on ${paths.length} uniform random public IPv4 addresses, metered (a real key), the full answer, ` +
         `against the release's MMDB export read by maxmind ${version} behind bare node:http; ` +
-        `${o.rounds} rounds of ${o.seconds} s alternating ours, peer; ${o.connections} connections` +
-        (o.cpu !== undefined ? `; both servers on CPU ${o.cpu}, wrk on CPU ${o.wrkCpu}` : ''),
-      '| Round | ours req/s | peer req/s | Ratio | CPU µs/req ours / peer | p99 ms ours / peer |',
-      '|---|---|---|---|---|---|',
+        `${o.rounds} rounds of ${o.seconds} s alternating ours, peer, floor; ${o.connections} connections` +
+        (o.cpu !== undefined ? `; the servers on CPU ${o.cpu}, wrk on CPU ${o.wrkCpu}` : '') +
+        `. Floor: bare node:http sending our exact answers (status, headers, body) to the first ${floorPaths.length} addresses`,
+      '| Round | ours req/s | peer req/s | Ratio | floor req/s | Floor / peer | CPU µs/req ours / peer / floor | p99 ms ours / peer / floor |',
+      '|---|---|---|---|---|---|---|---|',
     );
     for (let round = 1; round <= o.rounds; round++) {
       for (const [i, s] of sides.entries()) {
         const r = await withCpuPerRequest(s.child.pid!, () =>
-          runWrk({ ...common, url: s.url, headers: s.headers, seconds: o.seconds }),
+          runWrk({ ...common, url: s.url, headers: s.headers, paths: s.paths, seconds: o.seconds }),
         );
         if (r.result.non2xx > 0 || r.result.errors > 0) {
           throw new Error(`${s.name}: ${r.result.non2xx} non-2xx and ${r.result.errors} socket errors`);
@@ -161,28 +219,37 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
         results[i]!.wrk.push(r.result);
         results[i]!.cpuUs.push(r.cpuUs);
       }
-      const [a, b] = [results[0]!, results[1]!];
+      const [a, b, f] = [results[0]!, results[1]!, results[2]!];
+      const k = round - 1;
       lines.push(
-        `| ${round} | ${a.wrk[round - 1]!.rps.toFixed(0)} | ${b.wrk[round - 1]!.rps.toFixed(0)} | ` +
-          `${(a.wrk[round - 1]!.rps / b.wrk[round - 1]!.rps).toFixed(2)} | ` +
-          `${a.cpuUs[round - 1]!.toFixed(1)} / ${b.cpuUs[round - 1]!.toFixed(1)} | ` +
-          `${a.wrk[round - 1]!.p99ms.toFixed(2)} / ${b.wrk[round - 1]!.p99ms.toFixed(2)} |`,
+        `| ${round} | ${a.wrk[k]!.rps.toFixed(0)} | ${b.wrk[k]!.rps.toFixed(0)} | ` +
+          `${(a.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ${f.wrk[k]!.rps.toFixed(0)} | ` +
+          `${(f.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ` +
+          `${a.cpuUs[k]!.toFixed(1)} / ${b.cpuUs[k]!.toFixed(1)} / ${f.cpuUs[k]!.toFixed(1)} | ` +
+          `${a.wrk[k]!.p99ms.toFixed(2)} / ${b.wrk[k]!.p99ms.toFixed(2)} / ${f.wrk[k]!.p99ms.toFixed(2)} |`,
       );
     }
-    const [a, b] = [results[0]!, results[1]!];
+    const [a, b, f] = [results[0]!, results[1]!, results[2]!];
     const ratios = a.wrk.map((x, i) => x.rps / b.wrk[i]!.rps);
     const ratio = summarize(ratios);
+    const floorRatio = summarize(f.wrk.map((x, i) => x.rps / b.wrk[i]!.rps));
+    const rps = (r: typeof a) => spread(summarize(r.wrk.map((x) => x.rps)));
+    const cpu = (r: typeof a) => spread(summarize(r.cpuUs), 1);
+    const p99 = (r: typeof a) => spread(summarize(r.wrk.map((x) => x.p99ms)), 2);
     lines.push(
-      `| median (min–max) | ${spread(summarize(a.wrk.map((x) => x.rps)))} | ${spread(summarize(b.wrk.map((x) => x.rps)))} | ` +
-        `${spread(ratio, 2)} | ${spread(summarize(a.cpuUs), 1)} / ${spread(summarize(b.cpuUs), 1)} | ` +
-        `${spread(summarize(a.wrk.map((x) => x.p99ms)), 2)} / ${spread(summarize(b.wrk.map((x) => x.p99ms)), 2)} |`,
-      `answer body, mean bytes over the ${new Set(o.paths).size} IPs: ours ${bytes[0]!.toFixed(0)}, peer ${bytes[1]!.toFixed(0)}`,
+      `| median (min–max) | ${rps(a)} | ${rps(b)} | ${spread(ratio, 2)} | ${rps(f)} | ${spread(floorRatio, 2)} | ` +
+        `${cpu(a)} / ${cpu(b)} / ${cpu(f)} | ${p99(a)} / ${p99(b)} / ${p99(f)} |`,
+      `answer body, mean bytes: ours ${ourBytes.toFixed(0)} (the first ${floorPaths.length} addresses, the floor's), ` +
+        `peer ${peerBytes.toFixed(0)} (the first ${Math.min(SIZE_SAMPLE, paths.length)})`,
+      `floor: bare node:http sending our answers reaches ${floorRatio.median.toFixed(2)} of the peer (median of the rounds)`,
     );
     const target =
       `- peer ratio ≥ ${PEER_TARGET.toFixed(1)}: ${ratio.median >= PEER_TARGET ? 'met' : 'NOT met'} ` +
-      `(median ratio ${ratio.median.toFixed(2)}, runs ${ratios.map((r) => r.toFixed(2)).join(', ')})`;
+      `(median ratio ${ratio.median.toFixed(2)}, runs ${ratios.map((r) => r.toFixed(2)).join(', ')}; ` +
+      `bare node:http sending our answers: ${floorRatio.median.toFixed(2)})`;
     return { lines, target };
   } finally {
+    if (floor !== undefined) await o.stop(floor.child);
     await o.stop(peer.child);
     if (o.ours === undefined) await o.stop(own.child);
   }

@@ -42,7 +42,7 @@ export function lookupIpAsOf(
   const bogon = findIpBogon(ip);
   if (bogon !== null || resolved.newest) {
     const answer = lookupIp(release, params);
-    return 'coverage' in answer ? withBlocks(answer, resolved) : answer;
+    return answer.is_bogon ? answer : withBlocks(answer, resolved);
   }
   const epoch = resolved.epoch;
   return {
