@@ -105,6 +105,8 @@ export async function serve(
     metrics,
   });
   try {
+    // The counters shared with the other replicas first (a few ms; at most REDIS_READY_WAIT_MS).
+    await services.ready();
     await app.listen({ port: settings.PORT, host: settings.HOST });
   } catch (error) {
     await webConsole?.close();

@@ -46,6 +46,12 @@ export interface ServerServices {
   cache: { ping(): Promise<void> };
   /** Where counts every process must share live (the console's e-mail limits use it too). */
   shared: SharedStore;
+  /**
+   * Resolves once Redis answers, or after REDIS_READY_WAIT_MS if it does not (then the limits hold
+   * per replica until it does); at once without Redis. The server listens after it: a replica that
+   * took requests before its client was connected counted them in process, not with the others.
+   */
+  ready(): Promise<void>;
   /** Writes pending counts, then closes the counters, Redis and the accounts store. */
   close(): Promise<void>;
 }
@@ -61,6 +67,24 @@ export function throttledLog(log: Log, intervalMs = 10_000): Log {
     last.set(message, now);
     log(message, error);
   };
+}
+
+/** The longest a starting server waits for its Redis client to connect before it listens anyway. */
+export const REDIS_READY_WAIT_MS = 2_000;
+
+/** Resolves when `redis` is ready or `waitMs` has passed, whichever comes first; true: ready. */
+export function redisReady(redis: Redis, waitMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), waitMs);
+    redis.on('ready', onReady);
+  });
 }
 
 /** A Redis client that fails fast while disconnected (callers fall back) and reconnects by itself. */
@@ -165,6 +189,13 @@ export function createServerServices(
     refusedKeys,
     cache,
     shared,
+    ready: async () => {
+      if (redis === null || (await redisReady(redis, REDIS_READY_WAIT_MS))) return;
+      log(
+        `redis does not answer after ${REDIS_READY_WAIT_MS} ms: listening anyway; rate limits and quotas hold per replica until it does`,
+        new Error(`redis is ${redis.status}`),
+      );
+    },
     close: () =>
       (closing ??= (async () => {
         try {

@@ -226,21 +226,6 @@ export async function serverCli(args: string[], env: Record<string, string>): Pr
 }
 
 /**
- * Until the server at `url` has its Redis client ready (its /health says `cache: ok`). A server
- * listens before that, and a take it is asked for meanwhile counts in the process (the fallback,
- * added to Redis once it answers): two replicas asked that early once reported X-Quota-Used 1, 1,
- * 2, 4, ….
- */
-export async function awaitCache(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const body = JSON.parse((await get(`${url}/health`)).text) as { checks?: { cache?: string } };
-    if (body.checks?.cache === 'ok') return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${url}: /health never said cache: ok`);
-}
-
-/**
  * Waits until at least `seconds` of the current UTC minute are left, so that a burst stays in one
  * fixed minute window; returns the start of that window (epoch ms).
  */

@@ -15,7 +15,6 @@ import { copyDemoRelease } from '../helpers/demo-release.js';
 import {
   TEST_DATABASE_URL,
   TEST_REDIS_URL,
-  awaitCache,
   awaitMinuteRoom,
   get,
   requireSharedStores,
@@ -125,7 +124,6 @@ t.test('two replicas on PostgreSQL and Redis: the same, alternating between them
   );
   const key = /\bkey: (sk_[A-Za-z0-9]+)/.exec(created)![1]!;
   const servers: SpawnedServer[] = await Promise.all([spawnServer(t, env), spawnServer(t, env)]);
-  for (const s of servers) await awaitCache(s.url);
   await awaitMinuteRoom(30);
   const seen = await oneAfterAnother(
     t,
