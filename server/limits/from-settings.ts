@@ -73,7 +73,7 @@ export function throttledLog(log: Log, intervalMs = 10_000): Log {
 export const REDIS_READY_WAIT_MS = 2_000;
 
 /** Resolves when `redis` is ready or `waitMs` has passed, whichever comes first; true: ready. */
-export function redisReady(redis: Redis, waitMs: number): Promise<boolean> {
+function redisReady(redis: Redis, waitMs: number): Promise<boolean> {
   if (redis.status === 'ready') return Promise.resolve(true);
   return new Promise((resolve) => {
     const done = (ready: boolean) => {

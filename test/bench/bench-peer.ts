@@ -86,18 +86,13 @@ const SIZE_SAMPLE = 5_000;
 /** Addresses whose answers from ours the floor server replays (the first ones of the list). */
 const FLOOR_SAMPLE = 20_000;
 
-/**
- * Our answers to `paths` (each asked once, 16 at a time) as the bare server's file; fails on a
- * non-200. Returns their mean body size.
- */
-async function captureOurs(
+/** Each of `paths` asked once, 16 at a time, each answer handed to `each`; fails on a non-200. */
+async function askEach(
   base: string,
   paths: string[],
   headers: Record<string, string>,
-  file: string,
-): Promise<number> {
-  const lines: string[] = new Array<string>(paths.length);
-  let total = 0;
+  each: (i: number, headers: Record<string, string | string[] | undefined>, body: string) => void,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -107,16 +102,13 @@ async function captureOurs(
         const body = await r.body.text();
         if (r.statusCode !== 200)
           throw new Error(`${base}${paths[i]}: ${r.statusCode} ${body.slice(0, 300)}`);
-        total += Buffer.byteLength(body);
-        lines[i] = capturedLine('GET', paths[i]!, r.statusCode, r.headers, body);
+        each(i, r.headers, body);
       }
     }),
   );
-  fs.writeFileSync(file, lines.join(''));
-  return total / paths.length;
 }
 
-/** Mean body bytes of the answers to `paths` (each asked once, 16 at a time); fails on a non-200. */
+/** Mean body bytes of the answers to `paths` (distinct ones, each asked once). */
 async function meanBodyBytes(
   base: string,
   paths: string[],
@@ -124,20 +116,25 @@ async function meanBodyBytes(
 ): Promise<number> {
   const unique = [...new Set(paths)];
   let total = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < unique.length) {
-        const p = unique[next++]!;
-        const r = await request(base + p, { headers });
-        const body = Buffer.from(await r.body.arrayBuffer());
-        if (r.statusCode !== 200)
-          throw new Error(`${base}${p}: ${r.statusCode} ${body.toString().slice(0, 300)}`);
-        total += body.length;
-      }
-    }),
-  );
+  await askEach(base, unique, headers, (_i, _headers, body) => (total += Buffer.byteLength(body)));
   return total / unique.length;
+}
+
+/** Our answers to `paths` as the bare server's file (captured.ts); returns their mean body size. */
+async function captureOurs(
+  base: string,
+  paths: string[],
+  headers: Record<string, string>,
+  file: string,
+): Promise<number> {
+  const lines = new Array<string>(paths.length);
+  let total = 0;
+  await askEach(base, paths, headers, (i, sent, body) => {
+    total += Buffer.byteLength(body);
+    lines[i] = capturedLine('GET', paths[i]!, 200, sent, body);
+  });
+  fs.writeFileSync(file, lines.join(''));
+  return total / paths.length;
 }
 
 export interface PeerBenchResult {

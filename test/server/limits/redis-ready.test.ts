@@ -12,14 +12,7 @@ import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { createTestKey } from '../../helpers/accounts.js';
 import { copyDemoRelease } from '../../helpers/demo-release.js';
-import {
-  TEST_REDIS_URL,
-  freePort,
-  get,
-  requireSharedStores,
-  spawnServer,
-  uniqueNamespace,
-} from '../../helpers/limits.js';
+import { freePort, get, requireSharedStores, spawnServer, uniqueNamespace } from '../../helpers/limits.js';
 import { REDIS_READY_WAIT_MS } from '../../../server/limits/from-settings.js';
 
 /** How long the relay holds a new connection before it reaches Redis. */
@@ -82,7 +75,7 @@ t.test('a replica answers its first request with the counters in Redis', async (
   t.equal(ping.status, 200);
   t.equal(ping.headers['x-quota-used'], '1');
   // The unit is in Redis's month counter (not in the process's fallback).
-  const redis = new Redis(TEST_REDIS_URL);
+  const redis = new Redis(redisUrl);
   t.teardown(() => redis.disconnect());
   const months = await redis.keys(`${prefix}q:*`);
   t.equal(months.length, 1, `one workspace month counter in Redis (${months.join(', ')})`);
