@@ -32,8 +32,8 @@ const BITS = { 4: 32, 6: 128 } as const;
  * (unmapIpv4).
  */
 export function parseIp(text: string): Ip | null {
-  const m = IPV4_RE.exec(text);
-  if (m) return { version: 4, value: BigInt(dottedQuadValue(m)) };
+  const quad = dottedQuad(text);
+  if (quad >= 0) return { version: 4, value: BigInt(quad) };
   if (text.length > 45 || !text.includes(':')) return null;
   let hexText = text;
   const lastColon = text.lastIndexOf(':');
@@ -46,6 +46,37 @@ export function parseIp(text: string): Ip | null {
   }
   const value = parseIpv6HexGroups(hexText);
   return value === null ? null : { version: 6, value };
+}
+
+/**
+ * The value of `text` as a strict dotted quad (what IPV4_RE accepts: four decimal octets of at most
+ * 255, without leading zeros), or -1. Read character by character: the regular expression's match
+ * and its four strings cost a lookup_ip about 0.3 µs.
+ */
+function dottedQuad(text: string): number {
+  const length = text.length;
+  if (length < 7 || length > 15) return -1;
+  let value = 0;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e) {
+      if (digits === 0 || dots === 3) return -1;
+      value = value * 256 + octet;
+      dots++;
+      octet = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      // A leading zero ("01") is not a dotted quad's.
+      if (digits === 1 && octet === 0) return -1;
+      octet = octet * 10 + (c - 0x30);
+      digits++;
+      if (octet > 255) return -1;
+    } else return -1;
+  }
+  return dots === 3 && digits > 0 ? value * 256 + octet : -1;
 }
 
 function dottedQuadValue(m: RegExpExecArray): number {

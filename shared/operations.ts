@@ -24,6 +24,7 @@ import {
   lookupAsnAsOf,
   lookupIp,
   lookupIpAsOf,
+  lookupIpHead,
   type Release,
 } from './queries/index.js';
 
@@ -115,6 +116,13 @@ export interface Operation {
    * reserved (with the plan's page size); never kept in the answer cache, never offline.
    */
   load?(args: CallArguments, context: RunContext): Promise<object>;
+  /**
+   * The answer's JSON head (its own fields, before the release blocks: server/encoding/json.ts)
+   * when the operation can write it without building the answer; null: `run` answers. Only a
+   * billable answer comes this way, and only the one `run` would give (lookup_ip:
+   * docs/decisions/0038).
+   */
+  head?(args: CallArguments, context: RunContext): string | null;
   /** False for an answer that is not counted (a bogon lookup_ip). */
   billable(body: object): boolean;
   /** Which answers the server keeps per release; absent: none. */
@@ -163,6 +171,8 @@ export const OPERATIONS: readonly Operation[] = [
       args.as_of === undefined
         ? lookupIp(release, { ip: args.ip! })
         : lookupIpAsOf(release, { ip: args.ip! }, args.as_of),
+    head: (args, { release }) =>
+      args.as_of === undefined && release !== null ? lookupIpHead(release, { ip: args.ip! }) : null,
     billable: (body) => (body as { is_bogon?: boolean }).is_bogon !== true,
     // An answer depends only on the release and the address, and a popular address is asked again
     // and again; a kept answer is 0.5–1.7 KB (the release blocks are shared): 16,384 stay under 32 MB.

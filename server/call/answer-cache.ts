@@ -12,7 +12,7 @@ import type { CallArguments } from '../../shared/parameters.js';
 import { hashText } from '../../shared/hash.js';
 import { RecentCache } from '../../shared/queries/common.js';
 import { ReleaseSlot, type Release } from '../../shared/queries/release.js';
-import { responseParts, type ResponseJson } from '../encoding/json.js';
+import { releaseParts, responseParts, type ResponseJson } from '../encoding/json.js';
 
 export interface Answer {
   /** Shared between callers when `kept`: none of it may be changed. */
@@ -113,17 +113,20 @@ export function answerOf(op: Operation, args: CallArguments, context: RunContext
   const policy = op.answerCache;
   const release = context.release;
   const key = policy === undefined || withValue || release === null ? null : policy.key(args, context);
-  if (key === null) {
-    return answerFor(op, runInRelease(op, args, context), withValue);
+  const kept = key === null ? null : keptOf(release!, op);
+  if (kept !== null) {
+    const hit = kept.answers.get(key!);
+    if (hit !== undefined) return hit;
   }
-  const kept = keptOf(release!, op);
-  const hit = kept.answers.get(key);
-  if (hit !== undefined) return hit;
+  // Written without building the answer when the operation can (docs/decisions/0038).
+  const head = withValue || release === null || op.head === undefined ? null : op.head(args, context);
+  if (head !== null) return { json: releaseParts(head, release!), billable: true };
+  if (kept === null) return answerFor(op, runInRelease(op, args, context), withValue);
   const value = runInRelease(op, args, context);
   const answer = answerFor(op, value);
-  if (kept.asked !== null && !kept.asked.seen(key)) return answer;
+  if (kept.asked !== null && !kept.asked.seen(key!)) return answer;
   if (!policy!.worthKeeping(value, context)) return answer;
   const keep = keptAnswer(answer);
-  kept.answers.set(key, keep);
+  kept.answers.set(key!, keep);
   return keep;
 }

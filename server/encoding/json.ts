@@ -51,6 +51,14 @@ function blocksOf(response: {
   return blocks;
 }
 
+/** The parts of a response whose head was written already (`head`: `{…,`) in `release`. */
+export function releaseParts(
+  head: string,
+  release: { coverage: object; attribution: unknown; release: unknown },
+): ResponseJson {
+  return { head, blocks: blocksOf(release) };
+}
+
 /** The response's JSON in parts (ResponseJson): what JSON.stringify gives, written in two pieces. */
 export function responseParts(response: object): ResponseJson {
   const r = response as { coverage?: unknown; attribution?: unknown; release?: unknown };

@@ -93,7 +93,8 @@ export function parseIpParam(text: string): { ip: Ip; text: string } {
     );
   }
   const ip = unmapIpv4(parsed);
-  return { ip, text: formatIp(ip) };
+  // A dotted quad parseIp accepts (no leading zeros) is its own canonical text.
+  return { ip, text: ip === parsed && ip.version === 4 ? text : formatIp(ip) };
 }
 
 export function parseDomainParam(text: string): string {

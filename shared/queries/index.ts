@@ -8,6 +8,7 @@
  */
 export { openRelease, ReleaseOpenError, type Release } from './release.js';
 export { lookupIp, type LookupIpParams } from './lookup-ip.js';
+export { lookupIpHead, lookupIpHeadReady } from './lookup-ip-head.js';
 export { ipDomains, type IpDomainsParams } from './ip-domains.js';
 export { domainHistory, type DomainHistoryParams } from './domain-history.js';
 export { domainHosting, type DomainHostingParams } from './domain-hosting.js';

@@ -171,6 +171,11 @@ export function loadedAsnRanges(release: Release): AsnRanges | undefined {
   return ASN_RANGES.peek(release);
 }
 
+/** provider_segment in memory once warmLookupIp has loaded it. */
+export function loadedProviderSegments(release: Release): ProviderSegments | undefined {
+  return PROVIDER_SEGMENTS.peek(release);
+}
+
 /** Ids of the published ranges holding the address, most specific first. */
 function rangeIdsAt(release: Release, ip: Ip): ArrayLike<number> {
   const segments = PROVIDER_SEGMENTS.peek(release);
@@ -187,7 +192,7 @@ function rangeIdsAt(release: Release, ip: Ip): ArrayLike<number> {
 }
 
 /** Every published range holding the address, most specific first (the segment table lists them). */
-function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
+export function providerRanges(release: Release, ip: Ip): ProviderRangeItem[] {
   const rangeIds = rangeIdsAt(release, ip);
   if (rangeIds.length === 0) return [];
   const cache = PROVIDER_RANGE_ITEMS.of(release);
@@ -251,7 +256,11 @@ export interface RangeDetails {
 /** The mapped row answering for the address and its AS; null when the mapping has no row for it. */
 function routingNetwork(release: Release, ip: Ip) {
   const id = asnRangeAt(release, ip);
-  if (id === null) return null;
+  return id === null ? null : routingOf(rangeDetailsById(release, id), ip);
+}
+
+/** The asn_range row `id` with its AS (kept per row). */
+export function rangeDetailsById(release: Release, id: number): RangeDetails {
   const cache = ASN_RANGE_DETAILS.of(release);
   let details = cache.get(id);
   if (details === undefined) {
@@ -270,7 +279,7 @@ function routingNetwork(release: Release, ip: Ip) {
     );
     cache.set(id, details);
   }
-  return routingOf(details, ip);
+  return details;
 }
 
 /** The details of an asn_range row and the asn row of its AS (none: unrouted or not listed). */

@@ -62,6 +62,64 @@ t.test('parseIp accepts one IPv4 or IPv6 address and nothing else', async (t) =>
   }
 });
 
+t.test(
+  'parseIp reads a dotted quad as the strict pattern does (no leading zeros, octets to 255)',
+  async (t) => {
+    // The oracle: the pattern parseIp used before it read dotted quads character by character.
+    const octet = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+    const strict = new RegExp(`^${octet}\\.${octet}\\.${octet}\\.${octet}$`);
+    const oracle = (text: string) => {
+      const m = strict.exec(text);
+      return m ? BigInt(((+m[1]! << 24) >>> 0) + (+m[2]! << 16) + (+m[3]! << 8) + +m[4]!) : null;
+    };
+    const pieces = [
+      '0',
+      '00',
+      '01',
+      '1',
+      '9',
+      '10',
+      '99',
+      '100',
+      '199',
+      '249',
+      '250',
+      '255',
+      '256',
+      '300',
+      '999',
+      '1000',
+      '',
+      '.',
+      ' ',
+      'a',
+      '-1',
+      '+1',
+    ];
+    let random = 35;
+    const next = () => (random = (random * 1103515245 + 12345) % 2 ** 31);
+    let checked = 0;
+    let accepted = 0;
+    for (let i = 0; i < 40_000; i++) {
+      const parts = Array.from({ length: 3 + (next() % 3) }, () => pieces[next() % pieces.length]!);
+      const text = next() % 7 === 0 ? parts.join('') : parts.join('.');
+      const expected = oracle(text);
+      const ip = parseIp(text);
+      // Not a dotted quad: parseIp reads it as IPv6 or refuses it, as before (no colon here: refused).
+      if (expected === null) {
+        if (ip !== null) t.fail(`${JSON.stringify(text)} read as ${ip.value}`);
+      } else if (ip === null || ip.version !== 4 || ip.value !== expected) {
+        t.fail(`${JSON.stringify(text)}: expected ${expected}`);
+      } else accepted++;
+      checked++;
+    }
+    t.equal(checked, 40_000);
+    t.equal(accepted, 547, "dotted quads among them (the seeded draw's count)");
+    t.strictSame(parseIp('1.2.3.4\n'), null, 'no trailing newline');
+    t.strictSame(parseIp('255.255.255.255'), { version: 4, value: 0xffffffffn });
+  },
+);
+
 t.test('IPv6 hex spellings are read as ipaddr.js reads them', async (t) => {
   const addresses = [
     '::',
