@@ -5,7 +5,9 @@
  * without its encoding. A kept answer is its head as UTF-8 (the release blocks are shared), in a
  * RecentCache of the release. With `asked-twice` admission an answer is kept only when its key was
  * asked while the last 8,192 keys that missed were remembered: traffic spread over many keys then
- * adds no garbage.
+ * adds no garbage. An operation that can write an answer's head without building it (its `head`:
+ * lookup_ip, docs/decisions/0038) is asked after the kept answers and before `run`; such an answer
+ * is cheap to write again and is not kept.
  */
 import { runInRelease, type Operation, type RunContext } from '../../shared/operations.js';
 import type { CallArguments } from '../../shared/parameters.js';
