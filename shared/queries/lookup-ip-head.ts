@@ -48,12 +48,18 @@ interface RoutingParts {
   parts: Array<string | undefined>;
 }
 
+/**
+ * A row's routing part when one route covers the whole row (three rows in four of the full-scale
+ * release: one address read fewer than RoutingParts' arrays), else its parts per route.
+ */
+type RowParts = string | RoutingParts;
+
 interface HeadState {
   /** The IPv4 values with an ip_summary or ptr row; null until loaded. */
   owned: OwnedValues | null;
   /** The load of `owned`, once started. */
   loading: Promise<void> | null;
-  routing: RecentCache<number, RoutingParts>;
+  routing: RecentCache<number, RowParts>;
   /** By provider segment position (-1: none). */
   provider: RecentCache<number, string>;
 }
@@ -133,23 +139,41 @@ function holds(owned: OwnedValues, value: number): boolean {
 function routingPart(release: Release, state: HeadState, id: number, ip: Ip, value: number): string {
   let entry = state.routing.get(id);
   if (entry === undefined) {
-    const prefixes = rangeDetailsById(release, id).prefixes;
-    entry = {
-      lows: Float64Array.from(prefixes, (p) => Number(p.first)),
-      highs: Float64Array.from(prefixes, (p) => Number(p.last)),
-      parts: [],
-    };
+    entry = rowParts(release, id, ip);
     state.routing.set(id, entry);
   }
+  if (typeof entry === 'string') return entry;
   const { lows, highs } = entry;
   let route = 0;
   while (route < lows.length && !(lows[route]! <= value && value <= highs[route]!)) route++;
   let part = entry.parts[route];
   if (part === undefined) {
-    part = JSON.stringify({ asn: routingOf(rangeDetailsById(release, id), ip) }).slice(1, -1);
+    part = routingJson(release, id, ip);
     entry.parts[route] = part;
   }
   return part;
+}
+
+/** The routing part of an address of row `id`, serialised. */
+function routingJson(release: Release, id: number, ip: Ip): string {
+  return JSON.stringify({ asn: routingOf(rangeDetailsById(release, id), ip) }).slice(1, -1);
+}
+
+/** The parts of IPv4 row `id` (`ip` one of its addresses): one, when one route covers the row. */
+function rowParts(release: Release, id: number, ip: Ip): RowParts {
+  const prefixes = rangeDetailsById(release, id).prefixes;
+  const words = loadedAsnRanges(release)!;
+  const first = words.firstWords[(id - 1) * 4 + 3]!;
+  const last = words.lastWords[(id - 1) * 4 + 3]!;
+  const only = prefixes.length === 1 ? prefixes[0]! : undefined;
+  if (only !== undefined && Number(only.first) <= first && last <= Number(only.last)) {
+    return routingJson(release, id, ip);
+  }
+  return {
+    lows: Float64Array.from(prefixes, (p) => Number(p.first)),
+    highs: Float64Array.from(prefixes, (p) => Number(p.last)),
+    parts: [],
+  };
 }
 
 /** `"is_datacenter":…,"provider_ranges":[…]` for an address of provider segment `at` (-1: none). */
