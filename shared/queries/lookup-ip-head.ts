@@ -203,7 +203,11 @@ export async function lookupIpHeadReady(release: Release): Promise<void> {
  */
 function loadOwned(release: Release, state: HeadState): Promise<void> {
   const read = async (): Promise<OwnedValues> => {
-    const values: number[] = [];
+    // Into a typed array grown by doubling, rows visited one at a time: a JS array of the values
+    // and a chunk's strings held at once raised a process's peak RSS by 50–67 MB on the full-scale
+    // release (1,049,884 values), against 12–13 MB this way (docs/decisions/0038).
+    let values = new Uint32Array(1 << 16);
+    let count = 0;
     for (const table of ['ip_summary', 'ptr']) {
       const first = release.db.prepare(`SELECT value FROM ${table} ORDER BY value LIMIT ?`).pluck();
       const next = release.db
@@ -212,17 +216,27 @@ function loadOwned(release: Release, state: HeadState): Promise<void> {
       let after: string | null = null;
       for (;;) {
         if (!release.db.open) throw new Error('the release was closed');
-        const rows = (after === null ? first.all(FILTER_CHUNK) : next.all(after, FILTER_CHUNK)) as string[];
+        const rows = (
+          after === null ? first.iterate(FILTER_CHUNK) : next.iterate(after, FILTER_CHUNK)
+        ) as IterableIterator<string>;
+        let read = 0;
         for (const text of rows) {
+          read++;
+          after = text;
           const ip = text.includes(':') ? null : parseIp(text);
-          if (ip !== null) values.push(Number(ip.value));
+          if (ip === null) continue;
+          if (count === values.length) {
+            const grown = new Uint32Array(values.length * 2);
+            grown.set(values);
+            values = grown;
+          }
+          values[count++] = Number(ip.value);
         }
-        if (rows.length < FILTER_CHUNK) break;
-        after = rows[rows.length - 1]!;
+        if (read < FILTER_CHUNK) break;
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    return ownedValues(Uint32Array.from(values).sort());
+    return ownedValues(values.slice(0, count).sort());
   };
   // A closed release answers nothing more; a failure leaves lookupIp answering every address.
   state.loading = read().then(
