@@ -49,8 +49,8 @@ interface RoutingParts {
 }
 
 /**
- * A row's routing part when one route covers the whole row (three rows in four of the full-scale
- * release: one address read fewer than RoutingParts' arrays), else its parts per route.
+ * A row's routing part when one route covers the whole row (333,723 of the 412,014 IPv4 rows of
+ * the full-scale release: fewer reads than RoutingParts' arrays), else its parts per route.
  */
 type RowParts = string | RoutingParts;
 

@@ -67,7 +67,7 @@ export class RangeIndexBuilder {
  * Sorted, non-overlapping [first, last] ranges of one table, split by family; find() returns the
  * row's position. An IPv4 search starts from its /16: where the ranges starting in each /16 begin
  * (256 KB) narrows the binary search to the few of its /16, instead of about twenty halvings of the
- * whole table, most of them cache misses in a server (0.6 µs of a lookup_ip, measured in its
+ * whole table, most of them cache misses in a server (3.7 % of its busy time in the peer section's
  * profile: docs/decisions/0038).
  */
 export class RangeIndex {

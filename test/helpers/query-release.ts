@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { ApiError } from '../../shared/errors.js';
-import { openRelease } from '../../shared/queries/index.js';
+import { openRelease, type Release } from '../../shared/queries/index.js';
 import { copyDemoRelease } from './demo-release.js';
 
 /**
@@ -24,6 +24,24 @@ export function openDemoQueries(t: Test) {
 }
 
 export const epoch = (iso: string) => Date.parse(iso) / 1000;
+
+/**
+ * The addresses a release names: every ip_summary value, both ends of every asn_range row and the
+ * first address of every provider range (the lookups' edges, as the range tests ask them).
+ */
+export function releaseAddresses(release: Release): Set<string> {
+  const texts = new Set<string>(release.db.prepare(`SELECT value FROM ip_summary`).pluck().all() as string[]);
+  for (const row of release.db.prepare(`SELECT first_text, last_text FROM asn_range`).all() as Array<{
+    first_text: string;
+    last_text: string;
+  }>) {
+    texts.add(row.first_text).add(row.last_text);
+  }
+  for (const prefix of release.db.prepare(`SELECT prefix FROM provider_range`).pluck().all() as string[]) {
+    texts.add(prefix.split('/')[0]!);
+  }
+  return texts;
+}
 
 export function strip<T extends Record<string, unknown>>(o: T) {
   const { coverage, attribution, release: r, ...rest } = o;

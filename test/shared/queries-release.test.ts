@@ -18,7 +18,7 @@ import {
 } from '../../shared/queries/index.js';
 import { encodeCursor } from '../../shared/queries/paging.js';
 import { RELEASE_SCHEMA_VERSION } from '../../shared/release-schema.js';
-import { openDemoQueries, epoch } from '../helpers/query-release.js';
+import { openDemoQueries, epoch, releaseAddresses } from '../helpers/query-release.js';
 
 const { work, demo, release } = openDemoQueries(t);
 
@@ -109,16 +109,7 @@ t.test('range tables in memory answer exactly as the SQL seeks do', async (t) =>
   const warm = openRelease(path.join(demo.releasesDir, demo.file));
   t.teardown(() => warm.close());
   await warmLookupIp(warm);
-  const texts = new Set<string>(release.db.prepare(`SELECT value FROM ip_summary`).pluck().all() as string[]);
-  for (const row of release.db.prepare(`SELECT first_text, last_text FROM asn_range`).all() as Array<{
-    first_text: string;
-    last_text: string;
-  }>) {
-    texts.add(row.first_text).add(row.last_text);
-  }
-  for (const prefix of release.db.prepare(`SELECT prefix FROM provider_range`).pluck().all() as string[]) {
-    texts.add(prefix.split('/')[0]!);
-  }
+  const texts = releaseAddresses(release);
   for (const extra of [
     '1.1.1.0',
     '1.1.0.255',
