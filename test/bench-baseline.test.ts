@@ -3,11 +3,11 @@
  * the captured bytes for a GET by its path and for a POST by its body, read to its end.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { request } from 'undici';
+import { startListening } from './helpers/bench-process.js';
 import { ROOT } from './helpers/demo-release.js';
 import { capturedLine } from './bench/captured.js';
 
@@ -48,17 +48,7 @@ t.test('answers a GET by path and a POST by body', async (t) => {
       capturedLine('POST', '/mcp', 200, json, '{"id":1,"é":"ü"}', '{"id":1}') +
       capturedLine('POST', '/mcp', 200, json, '{"id":2}', '{"id":2}'),
   );
-  const child = spawn(process.execPath, [server, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => child.kill());
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on (\d+)/.exec(text);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}`)));
-  });
+  const port = await startListening(t, server, [file]);
 
   const get = await request(`http://127.0.0.1:${port}/v1/ip/192.0.2.1`);
   t.equal(get.statusCode, 200);

@@ -166,6 +166,9 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     const cpuPerRequest = variants.map(() => [] as number[]);
     /** Script calls (EVALSHA, EVAL) per answered request of the shared variant: how well takes batch. */
     const scriptsPerRequest: number[] = [];
+    /** The private redis-server's CPU per answered request of the shared variant (part of its CPU). */
+    const redisPerRequest: number[] = [];
+    const redisCpu = () => (redisServer ? cpuSeconds(redisServer.pid!) : 0);
     const scriptCalls = async () => {
       if (stats === null) return 0;
       const info = await stats.info('commandstats');
@@ -190,6 +193,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
         const url = `http://127.0.0.1:${started[i]!.port}`;
         const cpuBefore = cpuOf(i);
         const scriptsBefore = i === 2 ? await scriptCalls() : 0;
+        const redisBefore = redisCpu();
         const r = await runWrk({
           ...common,
           url,
@@ -202,10 +206,16 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
         const cpuUs = ((cpuOf(i) - cpuBefore) / r.requests) * 1e6;
         results[i]!.push(r);
         cpuPerRequest[i]!.push(cpuUs);
-        if (i === 2) scriptsPerRequest.push(((await scriptCalls()) - scriptsBefore) / r.requests);
+        if (i === 2) {
+          scriptsPerRequest.push(((await scriptCalls()) - scriptsBefore) / r.requests);
+          if (redisServer) redisPerRequest.push(((redisCpu() - redisBefore) / r.requests) * 1e6);
+        }
         console.log(
           `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request` +
-            (i === 2 ? `, ${scriptsPerRequest.at(-1)!.toFixed(3)} Redis script calls per request` : '') +
+            (i === 2
+              ? `, ${scriptsPerRequest.at(-1)!.toFixed(3)} Redis script calls per request` +
+                (redisServer ? ` (Redis's CPU ${redisPerRequest.at(-1)!.toFixed(1)} µs of it)` : '')
+              : '') +
             (r.errors > 0 ? `, ${r.errors} socket errors` : ''),
         );
       }
@@ -235,7 +245,10 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     if (unreachable !== null) lines.push(`PostgreSQL + Redis not measured: ${unreachable}`);
     else
       lines.push(
-        `Redis script calls per request (shared variant, each a batch of takes): ${spread(summarize(scriptsPerRequest), 3)}`,
+        `Redis script calls per request (shared variant, each a batch of takes): ${spread(summarize(scriptsPerRequest), 3)}` +
+          (redisServer
+            ? `; the private redis-server's CPU per request: ${spread(summarize(redisPerRequest), 1)} µs`
+            : ''),
       );
     // Issue 35's targets: the median metering cost of each metered variant.
     lines.push('Targets (issue 35), medians of the runs:');

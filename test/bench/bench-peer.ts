@@ -8,8 +8,10 @@
  * slows down or speeds up during the section weighs on all alike. The floor is the bare node:http
  * server of the REST section (bare-http-server.ts) sending the exact bytes ours sent for the first
  * FLOOR_SAMPLE addresses: what any server answering through node:http with our answers could
- * reach, lookups and metering aside. Prints req/s, CPU µs per request and p99 per run, the
- * answers' mean sizes, and the target: ours at least the peer's req/s.
+ * reach, lookups and metering aside. The raw side (raw-net-server.ts) sends the same bytes from a
+ * plain `net` server with no HTTP layer to speak of: the floor's distance to it is what node:http
+ * itself costs per request. Prints req/s, CPU µs per request and p99 per run, the answers' mean
+ * sizes, and the target: ours at least the peer's req/s.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -27,6 +29,8 @@ import { BARE_SERVER, capturedLine } from './captured.js';
 
 /** The compiled peer server, beside this module. */
 export const PEER_SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'mmdb-peer-server.js');
+/** The compiled raw `net` responder, beside this module. */
+const RAW_SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'raw-net-server.js');
 
 /** Issue 35: /v1/ip uniform answers at least the peer's req/s (median of the rounds' ratios). */
 export const PEER_TARGET = 1.0;
@@ -170,6 +174,7 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
     ));
   const headers = { authorization: `Bearer ${o.key}` };
   let floor: Awaited<ReturnType<PeerBenchOptions['startProcess']>> | undefined;
+  let raw: Awaited<ReturnType<PeerBenchOptions['startProcess']>> | undefined;
   try {
     await settled(own.child.pid!);
     await settled(peer.child.pid!);
@@ -178,6 +183,7 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
     const captured = path.join(o.work, 'peer-floor.ndjson');
     const ourBytes = await captureOurs(`http://127.0.0.1:${own.port}`, floorPaths, headers, captured);
     floor = await o.startProcess([BARE_SERVER, captured], o.cpu);
+    raw = await o.startProcess([RAW_SERVER, captured], o.cpu);
     const sides = [
       { name: 'ours', child: own.child, url: `http://127.0.0.1:${own.port}`, headers, paths },
       { name: 'peer', child: peer.child, url: `http://127.0.0.1:${peer.port}`, headers: {}, paths },
@@ -188,6 +194,7 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
         headers,
         paths: floorPaths,
       },
+      { name: 'raw', child: raw.child, url: `http://127.0.0.1:${raw.port}`, headers, paths: floorPaths },
     ];
     const peerBytes = await meanBodyBytes(sides[1]!.url, paths.slice(0, SIZE_SAMPLE), {});
     const common = { connections: o.connections, cpu: o.wrkCpu };
@@ -199,11 +206,12 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
       '',
       `MMDB peer (issue 35): /v1/ip on ${paths.length} uniform random public IPv4 addresses, metered (a real key), the full answer, ` +
         `against the release's MMDB export read by maxmind ${version} behind bare node:http; ` +
-        `${o.rounds} rounds of ${o.seconds} s alternating ours, peer, floor; ${o.connections} connections` +
+        `${o.rounds} rounds of ${o.seconds} s alternating ours, peer, floor, raw; ${o.connections} connections` +
         (o.cpu !== undefined ? `; the servers on CPU ${o.cpu}, wrk on CPU ${o.wrkCpu}` : '') +
-        `. Floor: bare node:http sending our exact answers (status, headers, body) to the first ${floorPaths.length} addresses`,
-      '| Round | ours req/s | peer req/s | Ratio | floor req/s | Floor / peer | CPU µs/req ours / peer / floor | p99 ms ours / peer / floor |',
-      '|---|---|---|---|---|---|---|---|',
+        `. Floor: bare node:http sending our exact answers (status, headers, body) to the first ${floorPaths.length} addresses; ` +
+        'raw: a plain net server (no HTTP layer) sending the same bytes',
+      '| Round | ours req/s | peer req/s | Ratio | floor req/s | Floor / peer | raw req/s | Raw / peer | CPU µs/req ours / peer / floor / raw | p99 ms ours / peer / floor / raw |',
+      '|---|---|---|---|---|---|---|---|---|---|',
     );
     for (let round = 1; round <= o.rounds; round++) {
       for (const [i, s] of sides.entries()) {
@@ -216,36 +224,40 @@ export async function benchPeer(o: PeerBenchOptions): Promise<PeerBenchResult> {
         results[i]!.wrk.push(r.result);
         results[i]!.cpuUs.push(r.cpuUs);
       }
-      const [a, b, f] = [results[0]!, results[1]!, results[2]!];
+      const [a, b, f, w] = [results[0]!, results[1]!, results[2]!, results[3]!];
       const k = round - 1;
       lines.push(
         `| ${round} | ${a.wrk[k]!.rps.toFixed(0)} | ${b.wrk[k]!.rps.toFixed(0)} | ` +
           `${(a.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ${f.wrk[k]!.rps.toFixed(0)} | ` +
-          `${(f.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ` +
-          `${a.cpuUs[k]!.toFixed(1)} / ${b.cpuUs[k]!.toFixed(1)} / ${f.cpuUs[k]!.toFixed(1)} | ` +
-          `${a.wrk[k]!.p99ms.toFixed(2)} / ${b.wrk[k]!.p99ms.toFixed(2)} / ${f.wrk[k]!.p99ms.toFixed(2)} |`,
+          `${(f.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ${w.wrk[k]!.rps.toFixed(0)} | ` +
+          `${(w.wrk[k]!.rps / b.wrk[k]!.rps).toFixed(2)} | ` +
+          `${[a, b, f, w].map((x) => x.cpuUs[k]!.toFixed(1)).join(' / ')} | ` +
+          `${[a, b, f, w].map((x) => x.wrk[k]!.p99ms.toFixed(2)).join(' / ')} |`,
       );
     }
-    const [a, b, f] = [results[0]!, results[1]!, results[2]!];
+    const [a, b, f, w] = [results[0]!, results[1]!, results[2]!, results[3]!];
     const ratios = a.wrk.map((x, i) => x.rps / b.wrk[i]!.rps);
     const ratio = summarize(ratios);
     const floorRatio = summarize(f.wrk.map((x, i) => x.rps / b.wrk[i]!.rps));
+    const rawRatio = summarize(w.wrk.map((x, i) => x.rps / b.wrk[i]!.rps));
     const rps = (r: typeof a) => spread(summarize(r.wrk.map((x) => x.rps)));
     const cpu = (r: typeof a) => spread(summarize(r.cpuUs), 1);
     const p99 = (r: typeof a) => spread(summarize(r.wrk.map((x) => x.p99ms)), 2);
     lines.push(
       `| median (min–max) | ${rps(a)} | ${rps(b)} | ${spread(ratio, 2)} | ${rps(f)} | ${spread(floorRatio, 2)} | ` +
-        `${cpu(a)} / ${cpu(b)} / ${cpu(f)} | ${p99(a)} / ${p99(b)} / ${p99(f)} |`,
+        `${rps(w)} | ${spread(rawRatio, 2)} | ${[a, b, f, w].map(cpu).join(' / ')} | ${[a, b, f, w].map(p99).join(' / ')} |`,
       `answer body, mean bytes: ours ${ourBytes.toFixed(0)} (the first ${floorPaths.length} addresses, the floor's), ` +
         `peer ${peerBytes.toFixed(0)} (the first ${Math.min(SIZE_SAMPLE, paths.length)})`,
-      `floor: bare node:http sending our answers reaches ${floorRatio.median.toFixed(2)} of the peer (median of the rounds)`,
+      `floor: bare node:http sending our answers reaches ${floorRatio.median.toFixed(2)} of the peer (median of the rounds); ` +
+        `raw: a plain net server sending them, ${rawRatio.median.toFixed(2)}`,
     );
     const target =
       `- peer ratio ≥ ${PEER_TARGET.toFixed(1)}: ${ratio.median >= PEER_TARGET ? 'met' : 'NOT met'} ` +
       `(median ratio ${ratio.median.toFixed(2)}, runs ${ratios.map((r) => r.toFixed(2)).join(', ')}; ` +
-      `bare node:http sending our answers: ${floorRatio.median.toFixed(2)})`;
+      `bare node:http sending our answers: ${floorRatio.median.toFixed(2)}; a plain net server: ${rawRatio.median.toFixed(2)})`;
     return { lines, target };
   } finally {
+    if (raw !== undefined) await o.stop(raw.child);
     if (floor !== undefined) await o.stop(floor.child);
     await o.stop(peer.child);
     if (o.ours === undefined) await o.stop(own.child);
