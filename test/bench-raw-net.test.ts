@@ -11,7 +11,7 @@ import { startListening } from './helpers/bench-process.js';
 import { ROOT } from './helpers/demo-release.js';
 import { capturedLine } from './bench/captured.js';
 
-/** Writes `parts` one after the other on one connection; resolves with what came back once `bytes` have. */
+/** Writes `parts` one after the other on one connection; resolves with what came back once `until` says it is all there. */
 function exchange(port: number, parts: string[], until: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');

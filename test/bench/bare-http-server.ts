@@ -9,28 +9,14 @@
  * and path.
  */
 import http from 'node:http';
-import fs from 'node:fs';
-import readline from 'node:readline';
+import { readCaptured } from './captured.js';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: bare-http-server <responses.ndjson>');
 const responses = new Map<string, { status: number; headers: string[]; body: Buffer }>();
 /** Method and path of the requests whose body selects the response. */
 const byBody = new Set<string>();
-// Line by line: the captured answers of every scenario can pass V8's longest string (512 MiB).
-for await (const line of readline.createInterface({
-  input: fs.createReadStream(file),
-  crlfDelay: Infinity,
-})) {
-  if (!line) continue;
-  const [method, path, status, headers, body, requestBody] = JSON.parse(line) as [
-    string,
-    string,
-    number,
-    Array<[string, string]>,
-    string,
-    string?,
-  ];
+for await (const { method, path, status, headers, body, requestBody } of readCaptured(file)) {
   const bytes = Buffer.from(body);
   // A flat [name, value, ...] list, as writeHead takes it, with the length of this body.
   const flat = [...headers.flat(), 'content-length', String(bytes.length)];

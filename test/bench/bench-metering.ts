@@ -176,8 +176,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),/gm)) calls += Number(m[1]);
       return calls;
     };
-    const cpuOf = (i: number) =>
-      cpuSeconds(started[i]!.child.pid!) + (i === 2 && redisServer ? cpuSeconds(redisServer.pid!) : 0);
+    const cpuOf = (i: number) => cpuSeconds(started[i]!.child.pid!) + (i === 2 ? redisCpu() : 0);
     const common = { paths: options.paths, connections: options.connections, cpu: options.cpu };
     // Warm-up: the release pages and JIT of every server.
     for (const [i, v] of variants.entries()) {
@@ -193,7 +192,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
         const url = `http://127.0.0.1:${started[i]!.port}`;
         const cpuBefore = cpuOf(i);
         const scriptsBefore = i === 2 ? await scriptCalls() : 0;
-        const redisBefore = redisCpu();
+        const redisBefore = i === 2 ? redisCpu() : 0;
         const r = await runWrk({
           ...common,
           url,

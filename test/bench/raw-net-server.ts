@@ -9,27 +9,15 @@
  * between the two is node:http's own work per request (its request and response objects, their
  * events and timers). Usage: node raw-net-server.js <responses.ndjson>; prints `listening on <port>`.
  */
-import fs from 'node:fs';
 import net from 'node:net';
-import readline from 'node:readline';
 import { STATUS_CODES } from 'node:http';
+import { readCaptured } from './captured.js';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: raw-net-server <responses.ndjson>');
 /** Per path, the status line and headers up to (not including) Date, and the body. */
 const responses = new Map<string, { head: string; body: Buffer }>();
-for await (const line of readline.createInterface({
-  input: fs.createReadStream(file),
-  crlfDelay: Infinity,
-})) {
-  if (!line) continue;
-  const [method, path, status, headers, body] = JSON.parse(line) as [
-    string,
-    string,
-    number,
-    Array<[string, string]>,
-    string,
-  ];
+for await (const { method, path, status, headers, body } of readCaptured(file)) {
   if (method !== 'GET') continue;
   const bytes = Buffer.from(body);
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
