@@ -15,6 +15,7 @@ import { docsRoutes } from './http/routes/docs.js';
 import { healthRoute } from './http/routes/health.js';
 import { operationRoutes } from './http/routes/operations.js';
 import type { RouteSpec } from './http/router.js';
+import type { FrontStats } from './http/front.js';
 import { createHttpStack, type RequestTimeouts } from './http/server.js';
 import type { RefusedKeyThrottle } from './limits/refused-keys.js';
 import { unmetered, type Meter } from './limits/meter.js';
@@ -48,6 +49,8 @@ export interface AppOptions {
 
 export interface App {
   readonly server: http.Server;
+  /** What the front counts: requests it answered, connections it handed to node:http (front.ts). */
+  readonly front: FrontStats;
   /** Proves the MCP fast call against the SDK, then listens. */
   listen(options: { port: number; host: string }): Promise<void>;
   /** Closes gracefully (server/http/closing.ts). */
@@ -119,6 +122,7 @@ export function buildApp(options: AppOptions): App {
 
   return {
     server: http.server,
+    front: http.front,
     route: (spec) => http.route(spec),
     routes: () => http.routes(),
     async listen({ port, host }) {

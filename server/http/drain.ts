@@ -10,10 +10,10 @@
  * stopped the socket's reads, which only its draining starts again (test/server/drain.test.ts).
  * Called when the answer is written: at the 'request' event the message is not complete yet.
  */
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './message.js';
 
-export function nothingToDrain(req: IncomingMessage): void {
+export function nothingToDrain(req: HttpRequest): void {
   if (req.complete && req.readableLength === 0) {
-    (req as IncomingMessage & { _dumped?: boolean })._dumped = true;
+    (req as HttpRequest & { _dumped?: boolean })._dumped = true;
   }
 }

@@ -7,7 +7,6 @@
  * logged. A write that fails destroys the socket: a half-written response must not leave the
  * client waiting for the rest.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { chunksByteLength, type BodyChunks } from '../encoding/chunks.js';
 import { JSON_CONTENT_TYPE, responseJson } from '../encoding/json.js';
@@ -15,6 +14,7 @@ import { ApiError } from '../../shared/errors.js';
 import type { CallResult } from '../call/envelope.js';
 import type { RequestMetrics } from '../observability/metrics.js';
 import { nothingToDrain } from './drain.js';
+import type { HttpRequest, HttpResponse } from './message.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { requestLine } from './request-log.js';
 import type { TurnWrites } from './turn-writes.js';
@@ -33,7 +33,7 @@ export interface ExchangeContext {
   turn: TurnWrites;
   closing(): boolean;
   /** The client's address for a request (the socket's, or X-Forwarded-For's behind a trusted proxy). */
-  clientAddress(req: IncomingMessage, socketAddress: string | undefined): string | undefined;
+  clientAddress(req: HttpRequest, socketAddress: string | undefined): string | undefined;
   /** True when the socket's peer is a trusted proxy (TRUST_PROXY), whose X-Forwarded-* headers count. */
   fromTrustedProxy(socketAddress: string | undefined): boolean;
   /** The metrics index of requests no route took. */
@@ -56,8 +56,8 @@ export class Exchange {
   private answered = false;
 
   constructor(
-    readonly req: IncomingMessage,
-    readonly res: ServerResponse,
+    readonly req: HttpRequest,
+    readonly res: HttpResponse,
     private readonly context: ExchangeContext,
   ) {
     this.id = requestIdFor(req);
@@ -178,8 +178,8 @@ export class Exchange {
         // Corked here, end() uncorks (corked already, write() schedules no uncork of its own).
         res.socket?.cork();
         const last = body.length - 1;
-        for (let i = 0; i < last; i++) res.write(body[i]);
-        res.end(body[last]);
+        for (let i = 0; i < last; i++) res.write(body[i]!);
+        res.end(body[last]!);
       }
       this.context.metrics?.observe(this.route, status, (performance.now() - this.started) / 1000);
       if (this.context.logsRequests) {

@@ -16,7 +16,7 @@
  * then the route (its origin check, its handler). A route handler that throws answers 500
  * `internal_error`, logged.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http from 'node:http';
 import type { Logger } from 'pino';
 import proxyAddr from 'proxy-addr';
 import { ApiError } from '../../shared/errors.js';
@@ -26,6 +26,8 @@ import { MCP_PATH } from '../mcp/path.js';
 import { createClientErrorHandler } from './client-error.js';
 import { CLOSING_RETRY_AFTER_SECONDS, trackClosing, type Closing } from './closing.js';
 import { Exchange, type ExchangeContext } from './exchange.js';
+import { installFront, type FrontStats } from './front.js';
+import type { HttpRequest, HttpResponse } from './message.js';
 import { urlCarriesKey } from './redact.js';
 import { Router, type RouteSpec } from './router.js';
 import { trailingSlashTarget } from './trailing-slash.js';
@@ -52,6 +54,8 @@ export interface HttpOptions {
 export interface HttpStack {
   readonly server: http.Server;
   readonly closing: Closing;
+  /** Requests the front answered, connections it handed to node:http (front.ts). */
+  readonly front: FrontStats;
   /** Declares a route (before the server listens). */
   route(spec: RouteSpec): void;
   /** The routes declared, in order. */
@@ -65,7 +69,7 @@ const MISSING_HOST = 'Bad Request: an HTTP/1.1 request needs a Host header';
 const SHUTTING_DOWN = 'the server is shutting down: retry after Retry-After seconds';
 
 /** HTTP/1.1 without a Host header (RFC 9112 3.2). */
-function lacksHost(req: IncomingMessage): boolean {
+function lacksHost(req: HttpRequest): boolean {
   return req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1;
 }
 
@@ -95,6 +99,8 @@ export function createHttpStack(options: HttpOptions): HttpStack {
     handle,
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Before any other 'connection' listener: plain GETs are read by the front (front.ts).
+  const front = installFront(server);
   server.on(
     'clientError',
     createClientErrorHandler(timeouts, () => logger),
@@ -112,7 +118,9 @@ export function createHttpStack(options: HttpOptions): HttpStack {
     clientAddress: (req, socketAddress) => {
       if (trust === null) return socketAddress;
       try {
-        return proxyAddr(req, trust);
+        // proxy-addr reads X-Forwarded-For and the socket's address (`connection`, which the front's
+        // request has too).
+        return proxyAddr(req as http.IncomingMessage, trust);
       } catch {
         return socketAddress;
       }
@@ -123,7 +131,7 @@ export function createHttpStack(options: HttpOptions): HttpStack {
     errorResult: envelope.errorResult,
   };
 
-  function handle(req: IncomingMessage, res: ServerResponse): void {
+  function handle(req: HttpRequest, res: HttpResponse): void {
     const ex = new Exchange(req, res, context);
     try {
       const url = req.url ?? '/';
@@ -153,6 +161,7 @@ export function createHttpStack(options: HttpOptions): HttpStack {
   return {
     server,
     closing,
+    front,
     route: (spec) => {
       router.add(spec);
       declared.push({ method: spec.method, path: spec.path, access: spec.access });

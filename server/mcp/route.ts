@@ -4,7 +4,7 @@
  * with 403 (the router's origin check, as on /v1), a body over 1 MiB answered 413
  * `{error: "payload_too_large"}` before it is read to its end, then one exchange (dispatch.ts).
  */
-import type { IncomingMessage } from 'node:http';
+import { IncomingMessage } from 'node:http';
 import { ApiError } from '../../shared/errors.js';
 import type { Exchange } from '../http/exchange.js';
 import { hasKeyInQuery, urlCarriesKey } from '../http/redact.js';
@@ -47,7 +47,9 @@ export function mcpRoute(endpoint: McpEndpoint): RouteSpec {
  * with the headers right after the 'request' event returns, hence the microtask.
  */
 function readBody(ex: Exchange, use: (body: Buffer) => void): void {
-  const req: IncomingMessage = ex.req;
+  const req = ex.req;
+  // A body is node:http's: the front takes bodiless GETs only (server/http/front.ts).
+  if (!(req instanceof IncomingMessage)) throw new Error('POST /mcp reached the front');
   const declared = req.headers['content-length'];
   const length = declared === undefined ? null : Number(declared);
   if (length !== null && length > MCP_BODY_LIMIT) return ex.refuse(new ApiError('payload_too_large'));
