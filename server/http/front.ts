@@ -19,7 +19,8 @@
  * leave with the bytes node:http would write: the status line, the headers in the order given,
  * `Date`, then `Connection: keep-alive` and `Keep-Alive: timeout=N` (or `Connection: close`, then
  * the connection ends). An idle connection is closed after the server's keep-alive timeout and its
- * buffer, as node:http does, and by `closeIdleConnections()` (which `server.close()` calls).
+ * buffer, as node:http does, and by `closeIdleConnections()` (which `server.close()` calls); one
+ * that sends nothing at all gets node:http's 408 (its 'clientError') after the headers timeout.
  */
 import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -188,11 +189,13 @@ class FrontConnection {
   private ended = false;
   /** The client half-closed, or the server is done with it: the last response closes it. */
   closeAfter = false;
-  /** The keep-alive timeout runs (set once a response has gone out and nothing waits). */
-  private idleTimer = false;
+  /** A timer runs: the headers timeout before the first request, the keep-alive one after. */
+  private idleTimer = true;
+  /** No request has come yet: a timeout is node:http's 408, not a keep-alive close. */
+  private fresh = true;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
   private readonly onEnd = () => this.clientEnded();
-  private readonly onTimeout = () => this.socket.destroy();
+  private readonly onTimeout = () => this.timedOut();
   private readonly onError = () => this.socket.destroy();
   private readonly onDrain = () => this.next();
 
@@ -206,6 +209,14 @@ class FrontConnection {
     socket.on('error', this.onError);
     socket.on('drain', this.onDrain);
     socket.once('close', () => front.connections.delete(this));
+    // A connection that sends nothing is refused 408 after the headers timeout, as node:http does.
+    socket.setTimeout(front.server.headersTimeout);
+  }
+
+  private timedOut(): void {
+    if (!this.fresh) return void this.socket.destroy();
+    const error = Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+    this.front.server.emit('clientError', error, this.socket);
   }
 
   /** Idle: no request being answered, none waiting. */
@@ -243,6 +254,7 @@ class FrontConnection {
     this.pending = get.length === this.pending.length ? null : this.pending.subarray(get.length);
     if (this.socket.isPaused() && (this.pending?.length ?? 0) <= MAX_BUFFERED) this.socket.resume();
     this.busy = true;
+    this.fresh = false;
     if (this.idleTimer) {
       this.idleTimer = false;
       this.socket.setTimeout(0);

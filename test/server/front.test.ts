@@ -63,6 +63,7 @@ function exchange(
   parts: string[],
   done: (bytes: Buffer) => boolean,
   pauseMs = 100,
+  timeoutMs = 10_000,
 ): Promise<{ bytes: Buffer; closed: boolean; ms: number }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -76,10 +77,10 @@ function exchange(
       socket.destroy();
       resolve({ bytes: Buffer.concat(chunks), closed, ms: performance.now() - started });
     };
-    const timer = setTimeout(
-      () => reject(new Error(`no answer: ${Buffer.concat(chunks).toString('latin1')}`)),
-      10_000,
-    );
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer: ${Buffer.concat(chunks).toString('latin1')}`));
+    }, timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       if (done(Buffer.concat(chunks))) finish(false);
@@ -224,3 +225,27 @@ t.test('keep-alive timeout, half-close and Connection: close on connections the 
   t.equal(responses(close.bytes)[0]?.headers.connection, 'close');
   t.equal(close.closed, true);
 });
+
+t.test(
+  'a connection that sends nothing: 408 after the headers timeout, as node:http answers it',
+  async (t) => {
+    const s = await startTestServer(t, { timeouts: { headersMs: 600, requestMs: 1_200 } });
+    const before = { ...s.app.front };
+    const silent = await exchange(s.port, [''], () => false);
+    const r = responses(silent.bytes);
+    t.same(
+      r.map((x) => [x.status, x.headers.connection]),
+      [[408, 'close']],
+    );
+    t.match(r[0]?.text, /\r\n\r\n\{"detail":"Request Timeout: send the headers within 600 ms/);
+    t.equal(silent.closed, true, 'closed');
+    t.ok(silent.ms >= 600, `not before the timeout (${Math.round(silent.ms)} ms)`);
+    t.same(s.app.front, before, 'nothing taken, nothing handed over');
+
+    // One request, then silence: kept alive (the keep-alive timeout, not the headers one, applies).
+    const kept = await exchange(s.port, ['GET /health HTTP/1.1\r\nHost: x\r\n\r\n'], () => false, 0).catch(
+      (error: Error) => error,
+    );
+    t.match(String(kept), /no answer/, 'still open after 10 s without a 408');
+  },
+);
