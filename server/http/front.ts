@@ -150,7 +150,8 @@ export class FrontResponse {
     }
     // node:http would send an unsized body chunked: no response of the stack is one.
     if (!sized) throw new Error('the front writes sized responses only');
-    if (this.connection.closeAfter) this.last = true;
+    // The client half-closed: the last of its requests closes the connection.
+    if (this.connection.closeAfter && this.connection.nothingWaiting()) this.last = true;
     head += dateLine();
     head += this.last
       ? this.connection.hasConnectionField(headers)
@@ -217,6 +218,11 @@ class FrontConnection {
     if (!this.fresh) return void this.socket.destroy();
     const error = Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
     this.front.server.emit('clientError', error, this.socket);
+  }
+
+  /** No request waits behind the one being answered. */
+  nothingWaiting(): boolean {
+    return this.pending === null;
   }
 
   /** Idle: no request being answered, none waiting. */

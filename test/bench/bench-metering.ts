@@ -27,6 +27,9 @@ export interface MeteringBenchOptions extends ServerBenchOptions {
   cpu?: number;
 }
 
+/** Seconds of unmeasured load per server before the first turn. */
+const WARM_UP_SECONDS = 10;
+
 const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_SERVER = '/usr/bin/redis-server';
 let REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -178,10 +181,18 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     };
     const cpuOf = (i: number) => cpuSeconds(started[i]!.child.pid!) + (i === 2 ? redisCpu() : 0);
     const common = { paths: options.paths, connections: options.connections, cpu: options.cpu };
-    // Warm-up: the release pages and JIT of every server.
+    // Warm-up: the release pages, the JIT and the heap of every server. 2 s was too short: in the
+    // full runs of 2026-12-04 (bc4411c) every variant's CPU per request fell run after run (the
+    // unmetered server's 83.5, 64.5, 59.1, 50.2, 50.9, 46.9 µs), so the medians mixed cold turns
+    // with warm ones.
     for (const [i, v] of variants.entries()) {
       const url = `http://127.0.0.1:${started[i]!.port}`;
-      await runWrk({ ...common, url, seconds: 2, headers: { authorization: `Bearer ${v.key}` } });
+      await runWrk({
+        ...common,
+        url,
+        seconds: WARM_UP_SECONDS,
+        headers: { authorization: `Bearer ${v.key}` },
+      });
     }
     for (let run = 1; run <= options.runs; run++) {
       // Each run starts with the next variant (unmetered, embedded, shared; then embedded, shared,
