@@ -43,6 +43,11 @@ function counterKey(prefix: 'w' | 'p', id: string, month: string): string {
 interface MinuteWindow {
   window: number;
   used: number;
+  /**
+   * The ticket of the window's last take: tickets are read, never changed, so the takes of one
+   * project in one window share one (a new one when the project, month or cap differs).
+   */
+  ticket: Ticket | undefined;
 }
 
 export class MemoryCounters implements Counters {
@@ -120,7 +125,7 @@ export class MemoryCounters implements Counters {
   private minuteOf(workspaceId: string, window: number): MinuteWindow {
     let minute = this.minutes.get(workspaceId);
     if (!minute || minute.window !== window) {
-      minute = { window, used: 0 };
+      minute = { window, used: 0, ticket: undefined };
       this.minutes.set(workspaceId, minute);
     }
     return minute;
@@ -143,20 +148,23 @@ export class MemoryCounters implements Counters {
     const monthUsed = this.months.get(workspaceKey) ?? 0;
     const projectUsed = capped ? (this.months.get(projectKey) ?? 0) : 0;
     const resetMs = window + MINUTE_MS - request.now;
-    const refuse = (outcome: TakeResult['outcome']): TakeResult => ({
-      outcome,
-      minuteUsed: minute.used,
-      resetMs,
-      monthUsed,
-      projectUsed,
-    });
-    if (monthUsed >= request.monthlyQuota) return refuse('quota_exceeded');
-    if (capped && projectUsed >= request.projectCap!) return refuse('project_cap_exceeded');
-    if (minute.used >= request.requestsPerMinute) return refuse('rate_limited');
+    let refused: TakeResult['outcome'] | null = null;
+    if (monthUsed >= request.monthlyQuota) refused = 'quota_exceeded';
+    else if (capped && projectUsed >= request.projectCap!) refused = 'project_cap_exceeded';
+    else if (minute.used >= request.requestsPerMinute) refused = 'rate_limited';
+    if (refused !== null)
+      return { outcome: refused, minuteUsed: minute.used, resetMs, monthUsed, projectUsed };
     minute.used += 1;
     this.months.set(workspaceKey, monthUsed + 1);
     if (capped) this.months.set(projectKey, projectUsed + 1);
-    const ticket = ticketOf(request, month, window);
+    let ticket = minute.ticket;
+    if (
+      ticket === undefined ||
+      ticket.projectId !== request.projectId ||
+      ticket.month !== month ||
+      ticket.project !== capped
+    )
+      minute.ticket = ticket = ticketOf(request, month, window);
     return {
       outcome: 'ok',
       minuteUsed: minute.used,

@@ -195,27 +195,28 @@ export class CountingMeter implements Meter {
   }
 }
 
-class CountedReservation implements Reservation {
+/** A reservation is its own Settled once committed (its headers, its `done`): no object more per call. */
+class CountedReservation implements Reservation, Settled {
   private settled: Settled | null = null;
 
   constructor(
     private readonly counters: Counters,
     private readonly ticket: Ticket,
     /** The limit headers with this unit counted. */
-    private readonly headers: Record<string, string>,
+    readonly headers: Record<string, string>,
     readonly maxPageSize: number,
     private readonly principal: KeyPrincipal,
     private readonly onKept?: (principal: KeyPrincipal) => void,
     /** The counters are told of the unit (a worker's leased unit): the response waits for it. */
-    private readonly sent: Promise<void> = SETTLED,
+    readonly done: Promise<void> = SETTLED,
   ) {}
 
   commit(): Settled {
     if (this.settled) return this.settled;
     this.counters.keep(this.ticket);
     this.onKept?.(this.principal);
-    this.settled = { headers: this.headers, done: this.sent };
-    return this.settled;
+    this.settled = this;
+    return this;
   }
 
   /** The headers as if the unit had not been taken; the counters get it back. */

@@ -160,6 +160,9 @@ export class RedisCounters implements Counters {
    */
   private batches = new Map<string, TakeBatch[]>();
   private flushPending = false;
+  /** The flush, two turns after the first take of a batch (gatherTurn, then flush): no closure per flush. */
+  private readonly gathered = (): void => this.flush();
+  private readonly gatherTurn = (): void => void setImmediate(this.gathered);
 
   constructor(private readonly options: RedisCountersOptions) {
     const redis = options.redis as ScriptedRedis;
@@ -218,9 +221,12 @@ export class RedisCounters implements Counters {
   }
 
   /**
-   * Takes of the same counters and limits asked in one turn of the event loop go to Redis as one
-   * script call that takes them all (TAKE_SCRIPT), answered in the order they were asked: the same
-   * results as one call each, for one script run instead of many.
+   * Takes of the same counters and limits go to Redis as one script call that takes them all
+   * (TAKE_SCRIPT), answered in the order they were asked: the same results as one call each, for
+   * one script run instead of many. A batch gathers the takes of two turns of the event loop, the
+   * one of its first take and the next (docs/decisions/0040-redis-takes-gather-two-turns.md): under
+   * load that halves the script calls per request, and with them the wake-ups of Redis that cost
+   * both processes more than the script itself; an idle server's next turn comes at once.
    */
   private takeFromRedis(request: TakeRequest): Promise<TakeResult> {
     const month = monthOf(request.now);
@@ -237,7 +243,7 @@ export class RedisCounters implements Counters {
       else held.push({ request, month, waiting: [waiting] });
       if (!this.flushPending) {
         this.flushPending = true;
-        setImmediate(() => this.flush());
+        setImmediate(this.gatherTurn);
       }
     });
   }

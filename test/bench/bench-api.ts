@@ -226,12 +226,13 @@ async function main(): Promise<void> {
   };
   // The cost of metering on /v1/ip uniform, embedded and PostgreSQL + Redis, against METERING=off.
   const metering = async () => {
-    // Twice the runs at half the length (the same time): its costs are differences of two servers'
-    // CPU per request, and more turns taken give a median that one slow stretch moves less.
+    // Twice the runs, each a turn of a third of the length per server process (three per variant):
+    // its costs are differences of servers' CPU per request, and more turns taken give a median that
+    // one slow stretch, or one process, moves less.
     const lines = await benchMetering({
       ...serverBench,
       runs: runs * 2,
-      seconds: Math.max(2, Math.ceil(seconds / 2)),
+      seconds: Math.max(2, Math.ceil(seconds / 3)),
       root,
       ...(pin && { cpu: 1 }),
     });

@@ -3,10 +3,10 @@
  * the same server program with METERING=off: once on the embedded stores (SQLite accounts,
  * in-process counters) and once with PostgreSQL + Redis (TEST_DATABASE_URL / TEST_REDIS_URL, or
  * this machine's defaults; skipped, with the reason, when they do not answer). The key's plan has
- * limits high enough that nothing is refused, so every request is counted. Servers take turns
- * within each run, each run starting with the next one, pinned to the same core; the Redis is a
- * private redis-server pinned to that core too, so its work is paid for out of the server's
- * throughput.
+ * limits high enough that nothing is refused, so every request is counted. Each variant runs
+ * several server processes (PROCESSES_PER_VARIANT); every run measures each of them once, each run
+ * starting with the next variant, all pinned to the same core; the Redis is a private redis-server
+ * pinned to that core too, so its work is paid for out of the server's throughput.
  *
  * Besides req/s it reports CPU time per answered request (utime + stime from /proc of the server,
  * plus the private Redis for the shared variant). On a saturated core throughput is 1 / CPU per
@@ -25,7 +25,18 @@ import { runWrk, spread, summarize, type WrkResult } from './wrk.js';
 export interface MeteringBenchOptions extends ServerBenchOptions {
   root: string;
   cpu?: number;
+  /** Server processes per variant (default PROCESSES_PER_VARIANT). */
+  processes?: number;
 }
+
+/**
+ * Server processes per variant: each run measures every one of them once. Two processes of the same
+ * program, started alike, can differ by 17 % in CPU per request for as long as they live (the
+ * unmetered server at 15.6 and 13.3 µs, 2026-12-08, medians of three runs each), as much as the
+ * costs measured here: with one process per variant, that offset was the cost's spread from one
+ * full run to the next (embedded 2.0–16.5 % over four runs of 2026-12-04).
+ */
+const PROCESSES_PER_VARIANT = 3;
 
 /** Seconds of unmeasured load per server before the first turn. */
 const WARM_UP_SECONDS = 10;
@@ -156,15 +167,21 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       key,
     });
   }
-  const started: Array<{ child: ChildProcess; port: number }> = [];
+  const processes = options.processes ?? PROCESSES_PER_VARIANT;
+  /** The server processes of each variant. */
+  const started: Array<Array<{ child: ChildProcess; port: number }>> = [];
   const stats = unreachable === null ? new Redis(REDIS_URL) : null;
   stats?.on('error', () => {});
   try {
-    for (const v of variants) started.push(await options.startProcess(v.args, 0, v.env));
+    for (const v of variants) {
+      const own: Array<{ child: ChildProcess; port: number }> = [];
+      started.push(own);
+      for (let p = 0; p < processes; p++) own.push(await options.startProcess(v.args, 0, v.env));
+    }
     // Each server first loads the release's range tables (seconds of CPU on the full-scale release),
-    // all three on the same core: none is measured before all are idle (a first unmetered run once
-    // met the other two still loading, and its 50 connections timed out).
-    for (const s of started) await settled(s.child.pid!);
+    // all on the same core: none is measured before all are idle (a first unmetered run once met
+    // the other two still loading, and its 50 connections timed out).
+    for (const own of started) for (const s of own) await settled(s.child.pid!);
     const results = variants.map(() => [] as WrkResult[]);
     const cpuPerRequest = variants.map(() => [] as number[]);
     /** Script calls (EVALSHA, EVAL) per answered request of the shared variant: how well takes batch. */
@@ -179,20 +196,22 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),/gm)) calls += Number(m[1]);
       return calls;
     };
-    const cpuOf = (i: number) => cpuSeconds(started[i]!.child.pid!) + (i === 2 ? redisCpu() : 0);
+    const cpuOf = (i: number, p: number) =>
+      cpuSeconds(started[i]![p]!.child.pid!) + (i === 2 ? redisCpu() : 0);
     const common = { paths: options.paths, connections: options.connections, cpu: options.cpu };
     // Warm-up: the release pages, the JIT and the heap of every server. 2 s was too short: in the
     // full runs of 2026-12-04 (bc4411c) every variant's CPU per request fell run after run (the
     // unmetered server's 83.5, 64.5, 59.1, 50.2, 50.9, 46.9 µs), so the medians mixed cold turns
     // with warm ones.
     for (const [i, v] of variants.entries()) {
-      const url = `http://127.0.0.1:${started[i]!.port}`;
-      await runWrk({
-        ...common,
-        url,
-        seconds: WARM_UP_SECONDS,
-        headers: { authorization: `Bearer ${v.key}` },
-      });
+      for (const s of started[i]!) {
+        await runWrk({
+          ...common,
+          url: `http://127.0.0.1:${s.port}`,
+          seconds: WARM_UP_SECONDS,
+          headers: { authorization: `Bearer ${v.key}` },
+        });
+      }
     }
     for (let run = 1; run <= options.runs; run++) {
       // Each run starts with the next variant (unmetered, embedded, shared; then embedded, shared,
@@ -200,28 +219,55 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       for (let k = 0; k < variants.length; k++) {
         const i = (k + run - 1) % variants.length;
         const v = variants[i]!;
-        const url = `http://127.0.0.1:${started[i]!.port}`;
-        const cpuBefore = cpuOf(i);
-        const scriptsBefore = i === 2 ? await scriptCalls() : 0;
-        const redisBefore = i === 2 ? redisCpu() : 0;
-        const r = await runWrk({
-          ...common,
-          url,
-          seconds: options.seconds,
-          headers: { authorization: `Bearer ${v.key}` },
-        });
-        // A refused or wrong answer is a fault of the server: stop. Socket errors (timeouts, resets)
-        // are what a stalling machine gives: the run is kept and its errors shown in the table.
-        if (r.non2xx > 0) throw new Error(`${v.name}: ${r.non2xx} non-2xx answers`);
-        const cpuUs = ((cpuOf(i) - cpuBefore) / r.requests) * 1e6;
+        // One turn per process of the variant; the run's figures are those of all its turns together
+        // (CPU per request: the CPU of its turns over their requests; req/s: their mean).
+        const turns: WrkResult[] = [];
+        let cpu = 0;
+        let scripts = 0;
+        let redisUs = 0;
+        /** CPU µs per request of each process's turn (shown: how far processes of one program differ). */
+        const perProcess: number[] = [];
+        for (const [p, s] of started[i]!.entries()) {
+          const cpuBefore = cpuOf(i, p);
+          const scriptsBefore = i === 2 ? await scriptCalls() : 0;
+          const redisBefore = i === 2 ? redisCpu() : 0;
+          const r = await runWrk({
+            ...common,
+            url: `http://127.0.0.1:${s.port}`,
+            seconds: options.seconds,
+            headers: { authorization: `Bearer ${v.key}` },
+          });
+          // A refused or wrong answer is a fault of the server: stop. Socket errors (timeouts,
+          // resets) are what a stalling machine gives: the run is kept and its errors shown.
+          if (r.non2xx > 0) throw new Error(`${v.name}: ${r.non2xx} non-2xx answers`);
+          const used = cpuOf(i, p) - cpuBefore;
+          cpu += used;
+          perProcess.push((used / r.requests) * 1e6);
+          if (i === 2) {
+            scripts += (await scriptCalls()) - scriptsBefore;
+            redisUs += (redisCpu() - redisBefore) * 1e6;
+          }
+          turns.push(r);
+        }
+        const requests = turns.reduce((n, x) => n + x.requests, 0);
+        const r: WrkResult = {
+          ...turns[0]!,
+          rps: turns.reduce((n, x) => n + x.rps, 0) / turns.length,
+          requests,
+          p50ms: summarize(turns.map((x) => x.p50ms)).median,
+          p99ms: summarize(turns.map((x) => x.p99ms)).median,
+          errors: turns.reduce((n, x) => n + x.errors, 0),
+        };
+        const cpuUs = (cpu / requests) * 1e6;
         results[i]!.push(r);
         cpuPerRequest[i]!.push(cpuUs);
         if (i === 2) {
-          scriptsPerRequest.push(((await scriptCalls()) - scriptsBefore) / r.requests);
-          if (redisServer) redisPerRequest.push(((redisCpu() - redisBefore) / r.requests) * 1e6);
+          scriptsPerRequest.push(scripts / requests);
+          if (redisServer) redisPerRequest.push(redisUs / requests);
         }
         console.log(
           `metering run ${run}/${options.runs} ${v.name}: ${r.rps.toFixed(0)} req/s, ${cpuUs.toFixed(1)} µs CPU per request` +
+            ` (its processes: ${perProcess.map((us) => us.toFixed(1)).join(', ')})` +
             (i === 2
               ? `, ${scriptsPerRequest.at(-1)!.toFixed(3)} Redis script calls per request` +
                 (redisServer ? ` (Redis's CPU ${redisPerRequest.at(-1)!.toFixed(1)} µs of it)` : '')
@@ -231,7 +277,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
       }
     }
     const lines = [
-      `/v1/ip uniform with and without metering, ${options.runs} runs of ${options.seconds} s, ${options.connections} connections; medians (min–max)`,
+      `/v1/ip uniform with and without metering, ${processes} server processes per variant, ${options.runs} runs of one ${options.seconds} s turn per process, ${options.connections} connections; medians of the runs (min–max)`,
       '| Server | req/s | Ratio to unmetered | CPU µs per request | Metering cost (CPU) | p50 ms | p99 ms | socket errors |',
       '|---|---|---|---|---|---|---|---|',
     ];
@@ -273,7 +319,7 @@ export async function benchMetering(options: MeteringBenchOptions): Promise<stri
     return lines;
   } finally {
     stats?.disconnect();
-    for (const s of started) await options.stop(s.child);
+    for (const own of started) for (const s of own) await options.stop(s.child);
     if (unreachable === null) {
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();

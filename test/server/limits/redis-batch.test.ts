@@ -176,3 +176,29 @@ t.test('takes of one workspace for two projects or two plans in one turn are bat
   );
   t.equal(monthOf(Date.now()), results[0]!.ticket!.month);
 });
+
+t.test('a batch gathers the takes of two turns; a take of the third turn goes in the next', async (t) => {
+  // Decision 0040: the takes of the turn of a batch's first take and of the next turn go out as
+  // one script call. Asked one per turn (as the requests of a loaded server arrive), three takes
+  // make two calls: the first two together, the third on its own.
+  await counters.take(request('turns')); // seeds the month counter
+  const before = scripts();
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const first = counters.take(request('turns'));
+  await nextTurn();
+  t.equal(scripts() - before, 0, 'nothing sent at the end of the first turn');
+  const second = counters.take(request('turns'));
+  await nextTurn();
+  t.equal(scripts() - before, 1, 'the takes of both turns in one call');
+  const third = counters.take(request('turns'));
+  const results = await Promise.all([first, second, third]);
+  t.equal(scripts() - before, 2, 'the third take in a call of its own');
+  t.same(
+    results.map((r) => [r.outcome, r.monthUsed, r.minuteUsed]),
+    [
+      ['ok', 2, 2],
+      ['ok', 3, 3],
+      ['ok', 4, 4],
+    ],
+  );
+});
