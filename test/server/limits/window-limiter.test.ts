@@ -19,7 +19,16 @@ t.test('two replicas share one budget; a key over it costs Redis nothing more', 
   const b = new Redis(TEST_REDIS_URL);
   const watcher = new Redis(TEST_REDIS_URL);
   const monitor = await watcher.monitor();
+  // A MONITOR line that arrives after disconnect() (the connection no longer "monitoring") goes to
+  // ioredis's reply queue, which has nothing waiting, and ioredis emits it as an error ("Command
+  // queue state error"). The other test files' commands on the shared Redis make such a late line
+  // likely at teardown (CI, 2026-12-08); there only, it is expected.
+  let closing = false;
+  monitor.on('error', (error: Error) => {
+    if (!closing) throw error;
+  });
   t.teardown(() => {
+    closing = true;
     a.disconnect();
     b.disconnect();
     monitor.disconnect();
