@@ -225,8 +225,8 @@ export class RedisCounters implements Counters {
    * (TAKE_SCRIPT), answered in the order they were asked: the same results as one call each, for
    * one script run instead of many. A batch gathers the takes of two turns of the event loop, the
    * one of its first take and the next (docs/decisions/0040-redis-takes-gather-two-turns.md): under
-   * load that halves the script calls per request, and with them the wake-ups of Redis that cost
-   * both processes more than the script itself; an idle server's next turn comes at once.
+   * load that halves the script calls per request, and with them what each call costs Redis and
+   * this process (its write, the reply); an idle server's next turn comes at once.
    */
   private takeFromRedis(request: TakeRequest): Promise<TakeResult> {
     const month = monthOf(request.now);
